@@ -1,0 +1,52 @@
+/**
+ * `npm run codegen`: server resolver types (each schema type mapped to its validated upstream
+ * shape) and typed documents for the project's own operations (tests, web page, other teams).
+ */
+import type { CodegenConfig } from '@graphql-codegen/cli';
+
+const config: CodegenConfig = {
+  schema: 'schema/*.graphql',
+  documents: ['test/operations/**/*.graphql'],
+  emitLegacyCommonJSImports: false,
+  generates: {
+    'src/graphql/generated/resolvers-types.ts': {
+      plugins: ['typescript', 'typescript-resolvers'],
+      config: {
+        useTypeImports: true,
+        enumsAsTypes: true,
+        useIndexSignature: false,
+        strictScalars: true,
+        contextType: '../../context.ts#GraphQLContext',
+        scalars: {
+          ID: { input: 'string', output: 'string' },
+          DateTime: { input: 'string', output: 'string' },
+          JSON: { input: 'unknown', output: 'unknown' },
+        },
+        mappers: {
+          Transaction: '../../upstream/shapes.ts#UpstreamTransaction',
+          Customer: '../../upstream/shapes.ts#UpstreamCustomer',
+          Card: '../../upstream/shapes.ts#UpstreamCard',
+          KycUser: '../../upstream/shapes.ts#UpstreamKycUser',
+          KycLevel: '../../upstream/shapes.ts#UpstreamKycLevel',
+          KycCheck: '../../upstream/shapes.ts#UpstreamKycCheck',
+        },
+      },
+    },
+    'src/client/generated/': {
+      preset: 'client',
+      config: {
+        useTypeImports: true,
+        enumsAsTypes: true,
+        strictScalars: true,
+        scalars: {
+          ID: 'string',
+          DateTime: 'string',
+          JSON: 'unknown',
+        },
+      },
+      presetConfig: { fragmentMasking: false },
+    },
+  },
+};
+
+export default config;

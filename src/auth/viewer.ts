@@ -1,0 +1,34 @@
+/** Who is asking, and what they may read (contract §3). */
+import { ForbiddenError } from '../errors.ts';
+
+export const SCOPE_TRANSACTIONS = 'transactions:read';
+export const SCOPE_KYC = 'kyc:read';
+export const ALL_SCOPES = [SCOPE_TRANSACTIONS, SCOPE_KYC] as const;
+
+export interface Viewer {
+  /** The caller (`sub`); for an end user, their userRef. */
+  subject: string | undefined;
+  scopes: ReadonlySet<string>;
+}
+
+/** The viewer when checking is turned off (`AUTH_DISABLED=true`, local work only). */
+export const UNCHECKED_VIEWER: Viewer = { subject: undefined, scopes: new Set(ALL_SCOPES) };
+
+/** Throws FORBIDDEN unless the viewer may read transactions. */
+export function assertCanReadTransactions(viewer: Viewer): void {
+  if (!viewer.scopes.has(SCOPE_TRANSACTIONS)) {
+    throw new ForbiddenError(`This field needs the scope ${SCOPE_TRANSACTIONS}.`);
+  }
+}
+
+/**
+ * Throws FORBIDDEN unless the viewer may read this user's KYC: with `kyc:read` any user,
+ * otherwise only the user named by the token's own `sub`.
+ */
+export function assertCanReadKyc(viewer: Viewer, userRef: string): void {
+  if (viewer.scopes.has(SCOPE_KYC)) return;
+  if (viewer.subject !== undefined && viewer.subject === userRef) return;
+  throw new ForbiddenError(
+    `This token may read only its own KYC details; reading another user's needs the scope ${SCOPE_KYC}.`,
+  );
+}

@@ -1,0 +1,342 @@
+/**
+ * The only module that reads the environment. Every setting is validated here; a setting that
+ * is present but wrong stops the start with one line naming the variable (never its value when
+ * the variable holds a credential).
+ */
+
+/** A setting that is present but unusable. `variable` names it; the message never holds a secret. */
+export class ConfigError extends Error {
+  readonly variable: string;
+  constructor(variable: string, message: string) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+    this.variable = variable;
+  }
+}
+
+/** Settings of the payment interface (spec 4.1). */
+export interface PaymentUpstreamConfig {
+  /** Base address; may carry a path prefix. Always ends without a slash. */
+  baseUrl: string;
+  accessToken: string;
+}
+
+/** Settings of the KYC interface (spec 4.2, 4.3). */
+export interface KycUpstreamConfig {
+  baseUrl: string;
+  secretKey: string;
+  publicKey: string;
+  businessSlug: string;
+  sdkScriptUrl: string;
+}
+
+/** How the gateway checks client tokens (contract §3). */
+export type AuthConfig =
+  | { mode: 'disabled' }
+  | {
+      mode: 'jwt';
+      /** HS256 secret as UTF-8 bytes' source string, when set. */
+      jwtSecret?: string;
+      /** JWKS address for RS256/ES256 tokens, when set. */
+      jwksUrl?: string;
+      issuer?: string;
+      audience?: string;
+    };
+
+export interface CacheConfig {
+  /** `redis://…` when the cache is shared; undefined for the in-process store. */
+  url?: string;
+  /** Seconds a transaction with a final status is kept. */
+  ttlFinalSeconds: number;
+  /** Seconds a transaction that is not final is kept. */
+  ttlPendingSeconds: number;
+  /** Seconds KYC details are kept. */
+  ttlKycSeconds: number;
+  /** Most entries the in-process store holds (least recently used go first). */
+  maxEntries: number;
+}
+
+export interface UpstreamPolicyConfig {
+  /** Total time budget of one upstream read, retries included (ms). */
+  timeoutMs: number;
+  /** Most attempts of one read (first call included). */
+  maxAttempts: number;
+  /** First backoff delay before a retry (ms); doubles per retry, with jitter. */
+  retryBaseDelayMs: number;
+  /** Most open connections per upstream. */
+  maxConnections: number;
+}
+
+/** Everything the gateway process needs, validated. */
+export interface GatewayConfig {
+  host: string;
+  port: number;
+  production: boolean;
+  /** True when neither API URL is set: the gateway starts its own sandbox upstreams. */
+  sandbox: boolean;
+  payment?: PaymentUpstreamConfig;
+  kyc?: KycUpstreamConfig;
+  /** Credentials the in-process sandbox should expect, when given (sandbox mode only). */
+  sandboxCredentials: {
+    paymentAccessToken?: string;
+    kycSecretKey?: string;
+    kycPublicKey?: string;
+    kycBusinessSlug?: string;
+  };
+  /** IANA zone in which upstream times (which carry no zone) are read. */
+  upstreamTimeZone: string;
+  upstream: UpstreamPolicyConfig;
+  cache: CacheConfig;
+  /** Undefined in sandbox mode when no auth setting is given: main.ts makes a random secret. */
+  auth?: AuthConfig;
+  graphiql: boolean;
+  /** Whether the KYC web page is served at /kyc. */
+  kycPage: boolean;
+  /** Most entries in `transactions(txRefs:)`. */
+  maxBatchSize: number;
+  /** Live status polling (contract §10), in ms. */
+  live: { pollMs: number; maxPollMs: number; maxWatchMs: number };
+}
+
+type Env = Record<string, string | undefined>;
+
+const SECRET_VARIABLES = new Set([
+  'PAYMENT_ACCESS_TOKEN',
+  'KYC_SECRET_KEY',
+  'AUTH_JWT_SECRET',
+  'CACHE_URL',
+]);
+
+function raw(env: Env, name: string): string | undefined {
+  const value = env[name];
+  if (value === undefined) return undefined;
+  const trimmed = value.trim();
+  return trimmed === '' ? undefined : trimmed;
+}
+
+function shown(name: string, value: string): string {
+  return SECRET_VARIABLES.has(name) ? '(value hidden)' : JSON.stringify(value);
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  if (!/^-?\d+$/.test(value)) {
+    throw new ConfigError(name, `must be a whole number (got ${shown(name, value)})`);
+  }
+  const parsed = Number(value);
+  if (parsed < min || parsed > max) {
+    throw new ConfigError(name, `must be from ${min} to ${max} (got ${value})`);
+  }
+  return parsed;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  const lower = value.toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(lower)) return true;
+  if (['0', 'false', 'no', 'off'].includes(lower)) return false;
+  throw new ConfigError(name, `must be true or false (got ${shown(name, value)})`);
+}
+
+function url(env: Env, name: string, protocols: readonly string[]): string | undefined {
+  const value = raw(env, name);
+  if (value === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    throw new ConfigError(name, `must be an absolute URL (got ${shown(name, value)})`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(
+      name,
+      `must use ${protocols.map((p) => p.replace(':', '')).join(' or ')} (got ${parsed.protocol.replace(':', '')})`,
+    );
+  }
+  if (parsed.search || parsed.hash) {
+    throw new ConfigError(name, 'must not carry a query string or fragment');
+  }
+  // A trailing slash does not matter (contract §5): the clients append their own paths.
+  return parsed.href.replace(/\/+$/, '');
+}
+
+function required(env: Env, name: string, because: string): string {
+  const value = raw(env, name);
+  if (value === undefined) throw new ConfigError(name, `must be set ${because}`);
+  return value;
+}
+
+function timeZone(env: Env): string {
+  const value = raw(env, 'UPSTREAM_TIME_ZONE') ?? 'UTC';
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: value });
+  } catch {
+    throw new ConfigError(
+      'UPSTREAM_TIME_ZONE',
+      `must be an IANA time zone such as UTC or Africa/Lagos (got ${JSON.stringify(value)})`,
+    );
+  }
+  return value;
+}
+
+function host(env: Env): string {
+  const value = raw(env, 'HOST') ?? '127.0.0.1';
+  if (!/^[A-Za-z0-9.:[\]-]+$/.test(value)) {
+    throw new ConfigError(
+      'HOST',
+      `must be a host name or IP address (got ${JSON.stringify(value)})`,
+    );
+  }
+  return value;
+}
+
+function slug(name: string, value: string): string {
+  if (!/^[A-Za-z0-9._-]{1,128}$/.test(value)) {
+    throw new ConfigError(
+      name,
+      `must be letters, digits, '.', '_' or '-' (got ${shown(name, value)})`,
+    );
+  }
+  return value;
+}
+
+function auth(env: Env, sandbox: boolean): AuthConfig | undefined {
+  const disabled = boolean(env, 'AUTH_DISABLED', false);
+  const jwtSecret = raw(env, 'AUTH_JWT_SECRET');
+  const jwksUrl = url(env, 'AUTH_JWKS_URL', ['https:', 'http:']);
+  const issuer = raw(env, 'AUTH_ISSUER');
+  const audience = raw(env, 'AUTH_AUDIENCE');
+  if (disabled) return { mode: 'disabled' };
+  if (jwtSecret !== undefined && Buffer.byteLength(jwtSecret, 'utf8') < 32) {
+    throw new ConfigError('AUTH_JWT_SECRET', 'must be at least 32 bytes long for HS256');
+  }
+  if (jwtSecret === undefined && jwksUrl === undefined) {
+    if (sandbox) return undefined;
+    throw new ConfigError(
+      'AUTH_JWT_SECRET',
+      'or AUTH_JWKS_URL must be set (or AUTH_DISABLED=true for local work only)',
+    );
+  }
+  return {
+    mode: 'jwt',
+    ...(jwtSecret !== undefined && { jwtSecret }),
+    ...(jwksUrl !== undefined && { jwksUrl }),
+    ...(issuer !== undefined && { issuer }),
+    ...(audience !== undefined && { audience }),
+  };
+}
+
+/**
+ * Reads and validates the gateway's settings (contract §5).
+ * @throws ConfigError naming the first unusable variable.
+ */
+export function loadConfig(env: Env): GatewayConfig {
+  const production =
+    raw(env, 'NODE_ENV') === 'production' || boolean(env, 'GATEWAY_PRODUCTION', false);
+  const paymentUrl = url(env, 'PAYMENT_API_URL', ['https:', 'http:']);
+  const kycUrl = url(env, 'KYC_API_URL', ['https:', 'http:']);
+  const sandbox = paymentUrl === undefined && kycUrl === undefined;
+  if (!sandbox && paymentUrl === undefined) {
+    throw new ConfigError('PAYMENT_API_URL', 'must be set when KYC_API_URL is set');
+  }
+  if (!sandbox && kycUrl === undefined) {
+    throw new ConfigError('KYC_API_URL', 'must be set when PAYMENT_API_URL is set');
+  }
+  const because = 'when PAYMENT_API_URL and KYC_API_URL are set';
+  const payment =
+    paymentUrl === undefined
+      ? undefined
+      : { baseUrl: paymentUrl, accessToken: required(env, 'PAYMENT_ACCESS_TOKEN', because) };
+  const kyc =
+    kycUrl === undefined
+      ? undefined
+      : {
+          baseUrl: kycUrl,
+          secretKey: required(env, 'KYC_SECRET_KEY', because),
+          publicKey: required(env, 'KYC_PUBLIC_KEY', because),
+          businessSlug: slug('KYC_BUSINESS_SLUG', required(env, 'KYC_BUSINESS_SLUG', because)),
+          sdkScriptUrl:
+            url(env, 'KYC_SDK_SCRIPT_URL', ['https:', 'http:']) ??
+            required(env, 'KYC_SDK_SCRIPT_URL', because),
+        };
+  const businessSlug = raw(env, 'KYC_BUSINESS_SLUG');
+  const cacheUrl = url(env, 'CACHE_URL', ['redis:', 'rediss:']);
+  const authConfig = auth(env, sandbox);
+  return {
+    host: host(env),
+    port: integer(env, 'PORT', 4000, 0, 65535),
+    production,
+    sandbox,
+    ...(payment && { payment }),
+    ...(kyc && { kyc }),
+    sandboxCredentials: {
+      ...optional('paymentAccessToken', raw(env, 'PAYMENT_ACCESS_TOKEN')),
+      ...optional('kycSecretKey', raw(env, 'KYC_SECRET_KEY')),
+      ...optional('kycPublicKey', raw(env, 'KYC_PUBLIC_KEY')),
+      ...optional(
+        'kycBusinessSlug',
+        businessSlug === undefined ? undefined : slug('KYC_BUSINESS_SLUG', businessSlug),
+      ),
+    },
+    upstreamTimeZone: timeZone(env),
+    upstream: {
+      timeoutMs: integer(env, 'UPSTREAM_TIMEOUT_MS', 5000, 50, 120_000),
+      maxAttempts: integer(env, 'UPSTREAM_MAX_ATTEMPTS', 3, 1, 10),
+      retryBaseDelayMs: integer(env, 'UPSTREAM_RETRY_BASE_DELAY_MS', 100, 1, 10_000),
+      maxConnections: integer(env, 'UPSTREAM_MAX_CONNECTIONS', 64, 1, 10_000),
+    },
+    cache: {
+      ...(cacheUrl !== undefined && { url: cacheUrl }),
+      ttlFinalSeconds: integer(env, 'CACHE_TTL_FINAL_SECONDS', 86_400, 0, 31_536_000),
+      ttlPendingSeconds: integer(env, 'CACHE_TTL_PENDING_SECONDS', 5, 0, 3600),
+      ttlKycSeconds: integer(env, 'CACHE_TTL_KYC_SECONDS', 60, 0, 86_400),
+      maxEntries: integer(env, 'CACHE_MAX_ENTRIES', 50_000, 1, 10_000_000),
+    },
+    ...(authConfig && { auth: authConfig }),
+    graphiql: boolean(env, 'GRAPHIQL', !production),
+    kycPage: boolean(env, 'KYC_PAGE', sandbox),
+    maxBatchSize: integer(env, 'MAX_BATCH_SIZE', 100, 1, 100),
+    live: {
+      pollMs: integer(env, 'LIVE_POLL_MS', 1000, 100, 2000),
+      maxPollMs: integer(env, 'LIVE_MAX_POLL_MS', 30_000, 100, 300_000),
+      maxWatchMs: integer(env, 'LIVE_MAX_WATCH_SECONDS', 900, 1, 86_400) * 1000,
+    },
+  };
+}
+
+function optional<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, string>);
+}
+
+/** Settings of `npm run sandbox` (the two upstream simulators alone). */
+export interface SandboxConfig {
+  host: string;
+  paymentPort: number;
+  kycPort: number;
+  paymentAccessToken?: string;
+  kycSecretKey?: string;
+  kycPublicKey?: string;
+  kycBusinessSlug?: string;
+}
+
+/**
+ * Reads the settings of the standalone sandbox: `HOST`, `SANDBOX_PAYMENT_PORT` (4010),
+ * `SANDBOX_KYC_PORT` (4020) and the credentials it should expect.
+ */
+export function loadSandboxConfig(env: Env): SandboxConfig {
+  const businessSlug = raw(env, 'KYC_BUSINESS_SLUG');
+  return {
+    host: host(env),
+    paymentPort: integer(env, 'SANDBOX_PAYMENT_PORT', 4010, 0, 65535),
+    kycPort: integer(env, 'SANDBOX_KYC_PORT', 4020, 0, 65535),
+    ...optional('paymentAccessToken', raw(env, 'PAYMENT_ACCESS_TOKEN')),
+    ...optional('kycSecretKey', raw(env, 'KYC_SECRET_KEY')),
+    ...optional('kycPublicKey', raw(env, 'KYC_PUBLIC_KEY')),
+    ...optional(
+      'kycBusinessSlug',
+      businessSlug === undefined ? undefined : slug('KYC_BUSINESS_SLUG', businessSlug),
+    ),
+  };
+}

@@ -1,0 +1,32 @@
+/** The per-request GraphQL context and its factory's inputs. */
+import type { Viewer } from './auth/viewer.ts';
+import type { RecordSources } from './cache/sources.ts';
+import type { Loaders } from './loaders/index.ts';
+
+/** Public values of the KYC widget (spec 2.3); never the secret key. */
+export interface KycSdkSettings {
+  scriptUrl: string;
+  publicKey: string;
+  businessSlug: string;
+}
+
+/** Settings the resolvers read; fixed for the process. */
+export interface ResolverSettings {
+  upstreamTimeZone: string;
+  sdk: KycSdkSettings;
+  maxBatchSize: number;
+  sandbox: boolean;
+  version: string;
+  /** Live status: poll interval during the first minute, its ceiling after, the watch limit. */
+  live: { pollMs: number; maxPollMs: number; maxWatchMs: number };
+}
+
+export interface GraphQLContext {
+  viewer: Viewer;
+  loaders: Loaders;
+  /** The process-wide sources, for reads that bypass per-request batching (subscriptions). */
+  sources: RecordSources;
+  settings: ResolverSettings;
+  /** Aborted when the client goes away. */
+  signal: AbortSignal;
+}

@@ -1,0 +1,110 @@
+import { GraphQLError } from 'graphql';
+
+/** The `extensions.code` values of the contract (§4). */
+export type ErrorCode =
+  | 'BAD_USER_INPUT'
+  | 'UNAUTHENTICATED'
+  | 'FORBIDDEN'
+  | 'RATE_LIMITED'
+  | 'UPSTREAM_TIMEOUT'
+  | 'UPSTREAM_UNAVAILABLE'
+  | 'UPSTREAM_AUTH_FAILED'
+  | 'UPSTREAM_BAD_RESPONSE'
+  | 'INTERNAL_SERVER_ERROR';
+
+/** Which REST interface an upstream error concerns; named in messages, never its URL. */
+export type UpstreamName = 'payment' | 'kyc';
+
+const UPSTREAM_LABEL: Record<UpstreamName, string> = {
+  payment: 'payment service',
+  kyc: 'KYC service',
+};
+
+/**
+ * An expected failure with a contract code. Yoga passes these through error masking, so the
+ * message must be safe to show: no upstream URL, body, header or credential ever goes in.
+ */
+export class GatewayError extends GraphQLError {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string, extensions: Record<string, unknown> = {}) {
+    super(message, { extensions: { ...extensions, code } });
+    this.code = code;
+  }
+}
+
+export class BadUserInputError extends GatewayError {
+  constructor(message: string) {
+    super('BAD_USER_INPUT', message);
+  }
+}
+
+/** Stops the whole request with HTTP 401 (contract §3). */
+export class UnauthenticatedError extends GatewayError {
+  constructor(message = 'A valid bearer token is required.') {
+    super('UNAUTHENTICATED', message, {
+      http: { status: 401, headers: { 'WWW-Authenticate': 'Bearer' } },
+    });
+  }
+}
+
+export class ForbiddenError extends GatewayError {
+  constructor(message: string) {
+    super('FORBIDDEN', message);
+  }
+}
+
+export class RateLimitedError extends GatewayError {
+  constructor(retryAfterSeconds: number) {
+    super('RATE_LIMITED', `Too many requests; retry after ${retryAfterSeconds} s.`, {
+      retryAfter: retryAfterSeconds,
+      http: { status: 429, headers: { 'Retry-After': String(retryAfterSeconds) } },
+    });
+  }
+}
+
+/** Base of the errors that come from one upstream; `upstream` names it in extensions. */
+export class UpstreamError extends GatewayError {
+  readonly upstream: UpstreamName;
+  constructor(
+    code: ErrorCode,
+    upstream: UpstreamName,
+    message: string,
+    extensions: Record<string, unknown> = {},
+  ) {
+    super(code, `The ${UPSTREAM_LABEL[upstream]} ${message}`, { ...extensions, upstream });
+    this.upstream = upstream;
+  }
+}
+
+export class UpstreamTimeoutError extends UpstreamError {
+  constructor(upstream: UpstreamName, budgetMs: number) {
+    super('UPSTREAM_TIMEOUT', upstream, `did not answer within ${budgetMs} ms.`);
+  }
+}
+
+export class UpstreamUnavailableError extends UpstreamError {
+  constructor(upstream: UpstreamName, reason: string, retryAfterSeconds?: number) {
+    super(
+      'UPSTREAM_UNAVAILABLE',
+      upstream,
+      `is unavailable (${reason}).`,
+      retryAfterSeconds === undefined ? {} : { retryAfter: retryAfterSeconds },
+    );
+  }
+}
+
+export class UpstreamAuthFailedError extends UpstreamError {
+  constructor(upstream: UpstreamName, status: number) {
+    super(
+      'UPSTREAM_AUTH_FAILED',
+      upstream,
+      `refused the gateway's credentials (HTTP ${status}); check the gateway's configuration.`,
+    );
+  }
+}
+
+export class UpstreamBadResponseError extends UpstreamError {
+  constructor(upstream: UpstreamName, reason: string) {
+    super('UPSTREAM_BAD_RESPONSE', upstream, `sent an answer the gateway cannot use: ${reason}.`);
+  }
+}

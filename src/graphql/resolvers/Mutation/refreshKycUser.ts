@@ -1,0 +1,13 @@
+import { assertCanReadKyc } from '../../../auth/viewer.ts';
+import { checkText } from '../../../model/input.ts';
+import type { MutationResolvers } from '../../generated/resolvers-types.ts';
+
+export const refreshKycUser: NonNullable<MutationResolvers['refreshKycUser']> = (
+  _,
+  { userRef },
+  ctx,
+) => {
+  checkText('userRef', userRef, 128);
+  assertCanReadKyc(ctx.viewer, userRef);
+  return ctx.loaders.freshKycUser.load(userRef);
+};

@@ -1,0 +1,12 @@
+import { assertCanReadTransactions } from '../../../auth/viewer.ts';
+import { checkTxRef } from '../../../model/input.ts';
+import type { MutationResolvers } from '../../generated/resolvers-types.ts';
+
+export const verifyTransaction: NonNullable<MutationResolvers['verifyTransaction']> = (
+  _,
+  { txRef },
+  ctx,
+) => {
+  assertCanReadTransactions(ctx.viewer);
+  return ctx.loaders.freshTransaction.load(checkTxRef(txRef));
+};

@@ -1,0 +1,31 @@
+import { assertCanReadTransactions } from '../../../auth/viewer.ts';
+import { BadUserInputError } from '../../../errors.ts';
+import { checkTxRef } from '../../../model/input.ts';
+import type { UpstreamTransaction } from '../../../upstream/shapes.ts';
+import type { QueryResolvers } from '../../generated/resolvers-types.ts';
+
+/**
+ * Every reference is checked before any is loaded, so one bad entry fails the whole field with
+ * no upstream call. Each position is its own promise: a failure stays at its index.
+ */
+export const transactions: NonNullable<QueryResolvers['transactions']> = (_, { txRefs }, ctx) => {
+  assertCanReadTransactions(ctx.viewer);
+  const max = ctx.settings.maxBatchSize;
+  if (txRefs.length > max) {
+    throw new BadUserInputError(`txRefs may hold at most ${max} entries (duplicates counted).`);
+  }
+  txRefs.forEach((ref, index) => {
+    try {
+      checkTxRef(ref);
+    } catch {
+      throw new BadUserInputError(
+        `txRefs[${index}] must be "NT-" followed by 1 to 64 letters or digits.`,
+      );
+    }
+  });
+  // graphql-js awaits each item on its own, so a null or a rejection stays at its position; the
+  // generated item type has no slot for "a promise of null", hence the widening cast.
+  return txRefs.map((ref) => ctx.loaders.transaction.load(ref)) as Array<
+    Promise<UpstreamTransaction>
+  >;
+};

@@ -1,0 +1,128 @@
+/**
+ * `npm start`: settings → (sandbox when no API URL is set) → gateway → signals.
+ */
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import { createApp } from './app.ts';
+import { signToken } from './auth/tokens.ts';
+import { ALL_SCOPES } from './auth/viewer.ts';
+import {
+  type AuthConfig,
+  ConfigError,
+  type GatewayConfig,
+  type KycUpstreamConfig,
+  loadConfig,
+  type PaymentUpstreamConfig,
+} from './config.ts';
+import { describeSandbox, type Sandbox, startSandbox } from './sandbox/index.ts';
+
+const startedAt = performance.now();
+
+function readConfig(): GatewayConfig {
+  try {
+    return loadConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`Cannot start: ${error.message}`);
+      process.exit(1);
+    }
+    throw error;
+  }
+}
+
+async function main(): Promise<void> {
+  const config = readConfig();
+  let sandbox: Sandbox | undefined;
+  let payment: PaymentUpstreamConfig;
+  let kyc: KycUpstreamConfig;
+  if (config.payment && config.kyc) {
+    payment = config.payment;
+    kyc = config.kyc;
+  } else {
+    sandbox = await startSandbox({ host: '127.0.0.1', ...config.sandboxCredentials });
+    const { credentials } = sandbox;
+    payment = { baseUrl: sandbox.paymentUrl, accessToken: credentials.paymentAccessToken };
+    kyc = {
+      baseUrl: sandbox.kycUrl,
+      secretKey: credentials.kycSecretKey,
+      publicKey: credentials.kycPublicKey,
+      businessSlug: credentials.kycBusinessSlug,
+      sdkScriptUrl: sandbox.sdkScriptUrl,
+    };
+  }
+
+  let auth: AuthConfig;
+  let devToken: string | undefined;
+  if (config.auth) {
+    auth = config.auth;
+  } else {
+    // Sandbox mode without auth settings: a secret for this run only, and a ready token.
+    const jwtSecret = randomBytes(32).toString('base64url');
+    auth = { mode: 'jwt', jwtSecret };
+    devToken = await signToken(jwtSecret, {
+      sub: 'sandbox-developer',
+      scope: ALL_SCOPES.join(' '),
+    });
+  }
+  if (auth.mode === 'disabled') {
+    console.warn(
+      '\n!!! AUTH_DISABLED=true: every caller may read everything. For local work only. !!!\n',
+    );
+  }
+
+  const gateway = createApp({
+    config,
+    payment,
+    kyc,
+    auth,
+    ...(devToken && { graphiqlHeaders: { Authorization: `Bearer ${devToken}` } }),
+  });
+  const server = createServer({ keepAliveTimeout: 65_000 }, gateway.handle);
+  server.listen(config.port, config.host);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  }).catch((error: unknown) => {
+    console.error(`Cannot start: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const base = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+
+  console.log(`Gateway serving GraphQL at ${base}/graphql`);
+  if (config.graphiql) console.log(`GraphiQL: open ${base}/graphql in a browser`);
+  if (sandbox) {
+    console.log('\nSandbox mode: no PAYMENT_API_URL / KYC_API_URL set, so the built-in');
+    console.log('simulators of both upstreams run in this process with demo data.');
+    console.log(describeSandbox(sandbox));
+  }
+  if (devToken) {
+    console.log('\nA token with every scope for this run (GraphiQL already uses it):');
+    console.log(`  Authorization: Bearer ${devToken}`);
+    console.log('\nTry:');
+    console.log(
+      `  curl -s ${base}/graphql -H 'content-type: application/json' \\\n` +
+        `    -H 'authorization: Bearer ${devToken}' \\\n` +
+        `    -d '{"query":"{ transaction(txRef: \\"NT-SUCCESS001\\") { status amount currency } }"}'`,
+    );
+  }
+  console.log(`\nReady in ${Math.round(performance.now() - startedAt)} ms.`);
+
+  let stopping = false;
+  const shutdown = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`${signal}: closing.`);
+    server.close();
+    server.closeIdleConnections();
+    // Requests in flight get a bounded time to finish.
+    const force = setTimeout(() => server.closeAllConnections(), 10_000);
+    force.unref();
+    Promise.allSettled([gateway.close(), sandbox?.close()]).then(() => process.exit(0));
+  };
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+await main();

@@ -1,0 +1,13 @@
+/**
+ * Rounds an amount to the cent, half away from zero, on its decimal digits rather than on the
+ * binary value (so 1.005 becomes 1.01, where `Math.round(1.005 * 100) / 100` gives 1).
+ */
+export function toCents(value: number): number {
+  const text = Math.abs(value).toString();
+  if (text.includes('e')) return Math.round(value * 100) / 100;
+  const [whole = '0', fraction = ''] = text.split('.');
+  let cents = BigInt(whole + `${fraction}00`.slice(0, 2));
+  if ((fraction[2] ?? '0') >= '5') cents += 1n;
+  const rounded = Number(cents) / 100;
+  return value < 0 ? -rounded : rounded;
+}

@@ -1,0 +1,51 @@
+/**
+ * Turns an upstream HTTP answer into a record, `null` (unknown) or a contract error. Shared by
+ * both clients so that both interfaces follow one rule set (contract §4, §6).
+ */
+import type { z } from 'zod';
+import {
+  UpstreamAuthFailedError,
+  UpstreamBadResponseError,
+  type UpstreamName,
+  UpstreamUnavailableError,
+} from '../errors.ts';
+import type { HttpResult } from './http.ts';
+import { describeIssue, envelopeShape } from './shapes.ts';
+
+/** A message in an error envelope that says the record does not exist. */
+const NOT_FOUND = /not\s*found|unknown|does\s*not\s*exist|doesn't\s*exist|no\s+such/i;
+
+/**
+ * Reads an answer: 404 and "not found" envelopes are `null`; 401/403 are the gateway's own
+ * credentials refused; 429 and 5xx (after retries) are unavailability; anything else that is
+ * not the documented JSON is a bad response. Never quotes the body.
+ */
+export function readAnswer<T extends z.ZodType>(
+  upstream: UpstreamName,
+  result: HttpResult,
+  shape: T,
+): z.output<T> | null {
+  const { status } = result;
+  if (status === 404) return null;
+  if (status === 401 || status === 403) throw new UpstreamAuthFailedError(upstream, status);
+  if (status === 429) throw new UpstreamUnavailableError(upstream, 'rate limited by the upstream');
+  if (status >= 500) throw new UpstreamUnavailableError(upstream, `HTTP ${status}`);
+  if (status < 200 || status >= 300) {
+    throw new UpstreamBadResponseError(upstream, `unexpected HTTP ${status}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(result.body);
+  } catch {
+    throw new UpstreamBadResponseError(upstream, 'the body is not JSON');
+  }
+  const envelope = envelopeShape.safeParse(json);
+  if (envelope.success && envelope.data.error === true) {
+    const message = typeof envelope.data.message === 'string' ? envelope.data.message : '';
+    if (NOT_FOUND.test(message)) return null;
+    throw new UpstreamBadResponseError(upstream, 'it reported an error');
+  }
+  const parsed = shape.safeParse(json);
+  if (!parsed.success) throw new UpstreamBadResponseError(upstream, describeIssue(parsed.error));
+  return parsed.data;
+}

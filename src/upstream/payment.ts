@@ -1,0 +1,45 @@
+/** Client of the payment interface: `GET /pg/api/v1/transaction/status/{txRef}` (spec 4.1). */
+import type { PaymentUpstreamConfig, UpstreamPolicyConfig } from '../config.ts';
+import { readAnswer } from './answer.ts';
+import { type AttemptObserver, UpstreamHttp } from './http.ts';
+import { transactionResponseShape, type UpstreamTransaction } from './shapes.ts';
+
+/** The form of a transaction reference: `NT-` followed by letters and digits. */
+export const TX_REF = /^NT-[A-Za-z0-9]{1,64}$/;
+
+export class PaymentClient {
+  readonly #http: UpstreamHttp;
+  readonly #headers: Record<string, string>;
+
+  constructor(
+    config: PaymentUpstreamConfig,
+    policy: UpstreamPolicyConfig,
+    observe?: AttemptObserver,
+  ) {
+    this.#http = new UpstreamHttp({
+      name: 'payment',
+      baseUrl: config.baseUrl,
+      policy,
+      ...(observe && { observe }),
+    });
+    this.#headers = { authorization: `Bearer ${config.accessToken}` };
+  }
+
+  /**
+   * The transaction with this reference, `null` when the payment service does not know it.
+   * The caller has checked the reference against TX_REF.
+   */
+  async getTransaction(txRef: string): Promise<UpstreamTransaction | null> {
+    const result = await this.#http.get(
+      `/pg/api/v1/transaction/status/${encodeURIComponent(txRef)}`,
+      this.#headers,
+    );
+    const answer = readAnswer('payment', result, transactionResponseShape);
+    if (answer === null) return null;
+    return { ...answer.data, txRef, event: answer.event };
+  }
+
+  close(): Promise<void> {
+    return this.#http.close();
+  }
+}
