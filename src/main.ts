@@ -95,7 +95,7 @@ async function main(): Promise<void> {
   if (sandbox) {
     console.log('\nSandbox mode: no PAYMENT_API_URL / KYC_API_URL set, so the built-in');
     console.log('simulators of both upstreams run in this process with demo data.');
-    console.log(describeSandbox(sandbox));
+    console.log(describeSandbox(sandbox, { showCredentials: 'none' }));
   }
   if (devToken) {
     console.log('\nA token with every scope for this run (GraphiQL already uses it):');

@@ -63,8 +63,39 @@ export class RecordCache {
   }
 }
 
+/**
+ * keyv's store contract over lru-cache: keyv passes the TTL in ms as a third argument, which
+ * lru-cache takes as an options object, so it is translated here (and expired entries then
+ * leave the LRU on their own instead of waiting to be pushed out).
+ */
+class LruStore {
+  readonly #lru: LRUCache<string, string>;
+  constructor(max: number) {
+    this.#lru = new LRUCache<string, string>({ max });
+  }
+  get(key: string): string | undefined {
+    return this.#lru.get(key);
+  }
+  set(key: string, value: string, ttlMs?: number): boolean {
+    this.#lru.set(key, value, ttlMs ? { ttl: ttlMs } : undefined);
+    return true;
+  }
+  delete(key: string): boolean {
+    return this.#lru.delete(key);
+  }
+  clear(): void {
+    this.#lru.clear();
+  }
+  has(key: string): boolean {
+    return this.#lru.has(key);
+  }
+  get size(): number {
+    return this.#lru.size;
+  }
+}
+
 /** Builds the in-process store, bounded to `maxEntries` (least recently used go first). */
 export function createMemoryCache(config: CacheConfig, observe?: CacheObserver): RecordCache {
-  const lru = new LRUCache<string, object>({ max: config.maxEntries });
-  return new RecordCache(new Keyv({ store: lru, namespace: 'gw' }), observe);
+  const store = new LruStore(config.maxEntries);
+  return new RecordCache(new Keyv({ store, namespace: 'gw', throwOnErrors: true }), observe);
 }

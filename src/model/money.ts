@@ -4,10 +4,12 @@
  */
 export function toCents(value: number): number {
   const text = Math.abs(value).toString();
-  if (text.includes('e')) return Math.round(value * 100) / 100;
+  // Exponent notation: either at least 1e21 (already whole, and * 100 would lose digits) or
+  // below 1e-6 (which rounds to zero).
+  if (text.includes('e')) return Math.abs(value) >= 1 ? value : 0;
   const [whole = '0', fraction = ''] = text.split('.');
   let cents = BigInt(whole + `${fraction}00`.slice(0, 2));
   if ((fraction[2] ?? '0') >= '5') cents += 1n;
   const rounded = Number(cents) / 100;
-  return value < 0 ? -rounded : rounded;
+  return value < 0 && rounded !== 0 ? -rounded : rounded;
 }

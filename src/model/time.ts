@@ -44,6 +44,11 @@ export function parseUpstreamTime(
     const hour = /,? (\d{1,2}):\d{2}:\d{2} [AP]M$/i.exec(clean)?.[1];
     if (hour === undefined || Number(hour) < 1 || Number(hour) > 12) return undefined;
   }
+  if (form === 'kyc') {
+    // luxon reads 24:00:00 as the next day's midnight; the upstream form has hours 00-23.
+    const hour = / (\d{1,2}):\d{2}:\d{2}$/.exec(clean)?.[1];
+    if (hour === undefined || Number(hour) > 23) return undefined;
+  }
   const formats = form === 'payment' ? PAYMENT_FORMATS : KYC_FORMATS;
   for (const format of formats) {
     const parsed = DateTime.fromFormat(clean, format, { zone, locale: 'en-US' });
@@ -53,6 +58,8 @@ export function parseUpstreamTime(
     if (parsed.hour !== wall.hour || parsed.minute !== wall.minute || parsed.day !== wall.day) {
       return undefined;
     }
+    // A wall time in the hour repeated when clocks go back happened twice: refuse to pick one.
+    if (parsed.getPossibleOffsets().length > 1) return undefined;
     return parsed.toUTC().toISO() ?? undefined;
   }
   return undefined;

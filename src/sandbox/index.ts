@@ -70,6 +70,8 @@ export interface Sandbox {
     kycPublicKey: string;
     kycBusinessSlug: string;
   };
+  /** Which credentials were given in the options (the others the sandbox made up). */
+  supplied: { paymentAccessToken: boolean; kycSecretKey: boolean };
   /** Every request received by either server, in order of arrival. */
   requests: RecordedRequest[];
   /** The KYC users of this sandbox. */
@@ -136,6 +138,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     kycUrl,
     sdkScriptUrl: `${kycUrl}/sdk/kyc.js`,
     credentials,
+    supplied: {
+      paymentAccessToken: options.paymentAccessToken !== undefined,
+      kycSecretKey: options.kycSecretKey !== undefined,
+    },
     requests,
     kyc: store,
     close() {
@@ -154,25 +160,56 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
  * the demo and failure references. Meant for the console of a developer's
  * machine; it prints the sandbox's own credentials on purpose.
  */
-export function describeSandbox(sandbox: Sandbox): string {
+export function describeSandbox(
+  sandbox: Sandbox,
+  options: { showCredentials: 'all' | 'generated' | 'none' } = { showCredentials: 'generated' },
+): string {
   const { credentials: c } = sandbox;
   const table = (docs: readonly ReferenceDoc[]): string[] => {
     const width = Math.max(...docs.map((d) => d.ref.length));
     return docs.map((d) => `    ${d.ref.padEnd(width)}  ${d.description}`);
   };
+  // A credential the operator supplied is theirs: it is never echoed, only one the sandbox
+  // made up for this run (and not even that when the gateway runs the sandbox in-process).
+  const secret = (name: string, value: string, supplied: boolean): string =>
+    options.showCredentials === 'all' || (options.showCredentials === 'generated' && !supplied)
+      ? value
+      : `<${name}>`;
+  const token = secret(
+    'PAYMENT_ACCESS_TOKEN',
+    c.paymentAccessToken,
+    sandbox.supplied.paymentAccessToken,
+  );
+  const key = secret('KYC_SECRET_KEY', c.kycSecretKey, sandbox.supplied.kycSecretKey);
+  if (options.showCredentials === 'none') {
+    return [
+      `  Payment sandbox: ${sandbox.paymentUrl}    KYC sandbox: ${sandbox.kycUrl}`,
+      `  KYC SDK script:  ${sandbox.sdkScriptUrl}`,
+      '',
+      '  Demo transactions:',
+      ...table(PAYMENT_DEMO_REFERENCES),
+      '  Failure transactions:',
+      ...table(PAYMENT_FAILURE_REFERENCES),
+      '  Demo KYC users:',
+      ...table(KYC_DEMO_USERS),
+      '  Failure KYC users:',
+      ...table(KYC_FAILURE_USERS),
+      '  (more in src/sandbox/README.md)',
+    ].join('\n');
+  }
   return [
     'Sandbox of the payment and KYC interfaces',
     '',
     `  PAYMENT_API_URL=${sandbox.paymentUrl}`,
-    `  PAYMENT_ACCESS_TOKEN=${c.paymentAccessToken}`,
+    `  PAYMENT_ACCESS_TOKEN=${token}`,
     `  KYC_API_URL=${sandbox.kycUrl}`,
-    `  KYC_SECRET_KEY=${c.kycSecretKey}`,
+    `  KYC_SECRET_KEY=${key}`,
     `  KYC_PUBLIC_KEY=${c.kycPublicKey}`,
     `  KYC_BUSINESS_SLUG=${c.kycBusinessSlug}`,
     `  KYC_SDK_SCRIPT_URL=${sandbox.sdkScriptUrl}`,
     '',
-    `  curl -H 'Authorization: Bearer ${c.paymentAccessToken}' ${sandbox.paymentUrl}/pg/api/v1/transaction/status/NT-SUCCESS001`,
-    `  curl -H 'x-secret-key: ${c.kycSecretKey}' '${sandbox.kycUrl}/api/v1/user/kyc?userRef=usr_demo_tier1&slug=${encodeURIComponent(c.kycBusinessSlug)}'`,
+    `  curl -H 'Authorization: Bearer ${token}' ${sandbox.paymentUrl}/pg/api/v1/transaction/status/NT-SUCCESS001`,
+    `  curl -H 'x-secret-key: ${key}' '${sandbox.kycUrl}/api/v1/user/kyc?userRef=usr_demo_tier1&slug=${encodeURIComponent(c.kycBusinessSlug)}'`,
     '',
     '  Demo transactions:',
     ...table(PAYMENT_DEMO_REFERENCES),

@@ -15,7 +15,11 @@ const DECIMAL = /^\s*-?\d+(\.\d+)?\s*$/;
 const money = z
   .union([
     z.number().refine(Number.isFinite, 'is not a finite number'),
-    z.string().regex(DECIMAL, 'is not a number').transform(Number),
+    z
+      .string()
+      .regex(DECIMAL, 'is not a number')
+      .transform(Number)
+      .refine(Number.isFinite, 'is out of range'),
   ])
   .nullish()
   .transform((v) => v ?? null);

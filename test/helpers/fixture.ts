@@ -1,0 +1,162 @@
+/**
+ * A programmable upstream on 127.0.0.1 for edge cases the sandbox does not cover: each test
+ * says what to answer, and every request is recorded (method, path, query, headers, body).
+ */
+import { once } from 'node:events';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface FixtureRequest {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+export interface FixtureAnswer {
+  status?: number;
+  headers?: Record<string, string>;
+  /** An object is sent as JSON; a string as is. */
+  body?: unknown;
+  /** Wait this long before answering. */
+  delayMs?: number;
+  /** Destroy the connection instead of answering. */
+  reset?: boolean;
+}
+
+export type FixtureHandler = (request: FixtureRequest, index: number) => FixtureAnswer;
+
+export interface Fixture {
+  url: string;
+  requests: FixtureRequest[];
+  /** Replaces the handler (for "down, then back" scenarios). */
+  setHandler(handler: FixtureHandler): void;
+  close(): Promise<void>;
+}
+
+/** Starts a fixture upstream on a free loopback port. */
+export async function startFixture(handler: FixtureHandler): Promise<Fixture> {
+  let current = handler;
+  const requests: FixtureRequest[] = [];
+  const timers = new Set<NodeJS.Timeout>();
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const url = new URL(req.url ?? '/', 'http://fixture');
+      const request: FixtureRequest = {
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        query: url.searchParams,
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
+      requests.push(request);
+      const answer = current(request, requests.length - 1);
+      const respond = (): void => {
+        if (answer.reset) {
+          req.socket.resetAndDestroy();
+          return;
+        }
+        const isText = typeof answer.body === 'string';
+        const body =
+          answer.body === undefined ? '' : isText ? answer.body : JSON.stringify(answer.body);
+        res.writeHead(answer.status ?? 200, {
+          'content-type': isText ? 'text/html' : 'application/json',
+          ...answer.headers,
+        });
+        res.end(body);
+      };
+      if (answer.delayMs) {
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          respond();
+        }, answer.delayMs);
+        timers.add(timer);
+      } else {
+        respond();
+      }
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    setHandler: (next) => {
+      current = next;
+    },
+    close: async () => {
+      for (const timer of timers) clearTimeout(timer);
+      server.closeAllConnections();
+      server.close();
+      await once(server, 'close');
+    },
+  };
+}
+
+/** A well-formed transaction status answer (spec §2.1) with overrides of `data`. */
+export function transactionBody(data: Record<string, unknown> = {}, event = 'PAYMENT_SUCCESSFUL') {
+  return {
+    event,
+    data: {
+      amount: 1000.5,
+      appFee: 15.01,
+      merchantFee: 5.25,
+      txIsSucces: true,
+      currency: 'NGN',
+      checkoutPoint: 'https://shop.example.com/checkout',
+      paymentRef: 'PAY-1',
+      merchantRef: 'M-1',
+      paymentChannel: 'Card',
+      deviceFingerPrint: 'fp-1',
+      message: 'Approved',
+      txStatus: 'SUCCESSFUL',
+      txTimestamp: 'Jan 5, 2024, 3:04:05 PM',
+      customer: {
+        fullname: 'Test Person',
+        email: 'test@example.com',
+        phone: '2348000000000',
+        joinedAt: 'Mar 1, 2023, 9:00:00 AM',
+      },
+      card: { first: '539983', last: '8381', expiry: '09/28', cardType: 'Mastercard' },
+      ...data,
+    },
+  };
+}
+
+/** A well-formed KYC details answer (spec §2.2) with overrides of `data`. */
+export function kycBody(data: Record<string, unknown> = {}) {
+  return {
+    message: 'KYC details retrieved successfully',
+    error: false,
+    data: {
+      userRef: 'user-1',
+      name: 'Test Person',
+      status: false,
+      level: 1,
+      levels: [
+        {
+          level: 1,
+          levelName: 'Basic',
+          levelSlug: 'tier_1',
+          status: true,
+          kyc: [
+            {
+              name: 'gender',
+              status: true,
+              query: { gender: 'male' },
+              result: {},
+              createdAt: '05-01-2024 15:04:05',
+              updatedAt: '06-01-2024 10:00:00',
+            },
+          ],
+        },
+        { level: 2, levelName: 'Intermediate', levelSlug: 'tier_2', status: false, kyc: [] },
+      ],
+      ...data,
+    },
+  };
+}

@@ -1,0 +1,147 @@
+/**
+ * Starts a real gateway on 127.0.0.1 (through the same config and composition code as
+ * `npm start`) against given upstreams, and talks to it over HTTP with typed documents.
+ */
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import { type GraphQLFormattedError, print } from 'graphql';
+import { SignJWT } from 'jose';
+import { expect } from 'vitest';
+import { createApp } from '../../src/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
+
+export const TEST_JWT_SECRET = 'test-secret-that-is-long-enough-for-hs256!';
+export const PAYMENT_TOKEN = 'payment-token-SECRET-0123456789';
+export const KYC_SECRET = 'kyc-secret-SECRET-0123456789';
+export const KYC_PUBLIC = 'pk_test_public_key';
+export const KYC_SLUG = 'test-business';
+
+export interface Upstreams {
+  paymentUrl: string;
+  kycUrl: string;
+  paymentAccessToken?: string;
+  kycSecretKey?: string;
+  kycPublicKey?: string;
+  kycBusinessSlug?: string;
+  sdkScriptUrl?: string;
+}
+
+export interface TestGateway {
+  url: string;
+  /** An HS256 token for the test secret. Default: every scope. */
+  token(claims?: {
+    sub?: string;
+    scope?: string | null;
+    expiresIn?: string | number;
+  }): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** The upstream settings of a running sandbox. */
+export function sandboxUpstreams(sandbox: Sandbox): Upstreams {
+  return {
+    paymentUrl: sandbox.paymentUrl,
+    kycUrl: sandbox.kycUrl,
+    paymentAccessToken: sandbox.credentials.paymentAccessToken,
+    kycSecretKey: sandbox.credentials.kycSecretKey,
+    kycPublicKey: sandbox.credentials.kycPublicKey,
+    kycBusinessSlug: sandbox.credentials.kycBusinessSlug,
+    sdkScriptUrl: sandbox.sdkScriptUrl,
+  };
+}
+
+/** Starts a gateway against `upstreams`, with extra environment settings. */
+export async function startGateway(
+  upstreams: Upstreams,
+  env: Record<string, string> = {},
+): Promise<TestGateway> {
+  const config = loadConfig({
+    AUTH_JWT_SECRET: TEST_JWT_SECRET,
+    PAYMENT_API_URL: upstreams.paymentUrl,
+    PAYMENT_ACCESS_TOKEN: upstreams.paymentAccessToken ?? PAYMENT_TOKEN,
+    KYC_API_URL: upstreams.kycUrl,
+    KYC_SECRET_KEY: upstreams.kycSecretKey ?? KYC_SECRET,
+    KYC_PUBLIC_KEY: upstreams.kycPublicKey ?? KYC_PUBLIC,
+    KYC_BUSINESS_SLUG: upstreams.kycBusinessSlug ?? KYC_SLUG,
+    KYC_SDK_SCRIPT_URL: upstreams.sdkScriptUrl ?? `${upstreams.kycUrl}/sdk/kyc.js`,
+    RATE_LIMIT_RPS: '0',
+    ...env,
+  });
+  if (!config.payment || !config.kyc || !config.auth) throw new Error('test config incomplete');
+  const gateway = createApp({
+    config,
+    payment: config.payment,
+    kyc: config.kyc,
+    auth: config.auth,
+  });
+  const server = createServer(gateway.handle);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    token: (claims = {}) => {
+      const scope = claims.scope === undefined ? 'transactions:read kyc:read' : claims.scope;
+      return new SignJWT(scope === null ? {} : { scope })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject(claims.sub ?? 'test-merchant')
+        .setIssuedAt()
+        .setExpirationTime(claims.expiresIn ?? '5m')
+        .sign(new TextEncoder().encode(TEST_JWT_SECRET));
+    },
+    close: async () => {
+      server.closeAllConnections();
+      server.close();
+      await gateway.close();
+    },
+  };
+}
+
+export interface GraphQLResponse<TData> {
+  status: number;
+  headers: Headers;
+  data?: TData | null;
+  errors?: GraphQLFormattedError[];
+  extensions?: Record<string, unknown>;
+}
+
+/** Posts an operation to the gateway; `token: null` sends no Authorization header. */
+export async function gql<TData, TVariables>(
+  gateway: Pick<TestGateway, 'url'>,
+  document: TypedDocumentNode<TData, TVariables> | string,
+  variables: TVariables | undefined,
+  token: string | null,
+  headers: Record<string, string> = {},
+): Promise<GraphQLResponse<TData>> {
+  const response = await fetch(`${gateway.url}/graphql`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/graphql-response+json',
+      ...(token !== null && { authorization: `Bearer ${token}` }),
+      ...headers,
+    },
+    body: JSON.stringify({
+      query: typeof document === 'string' ? document : print(document),
+      variables,
+    }),
+  });
+  const body = (await response.json()) as Omit<GraphQLResponse<TData>, 'status' | 'headers'>;
+  return { status: response.status, headers: response.headers, ...body };
+}
+
+/** The data of a response that must have no errors (fails the test with the errors otherwise). */
+export function dataOf<TData>(response: GraphQLResponse<TData>): TData {
+  expect(response.errors, JSON.stringify(response.errors)).toBeUndefined();
+  expect(response.status).toBe(200);
+  if (response.data === undefined || response.data === null) throw new Error('no data');
+  return response.data;
+}
+
+/** The `extensions.code` of each error, in order. */
+export function codesOf(response: GraphQLResponse<unknown>): unknown[] {
+  return (response.errors ?? []).map((error) => error.extensions?.code);
+}

@@ -1,0 +1,81 @@
+/**
+ * `transactionStatus` over Server-Sent Events (GraphQL over SSE as Yoga serves it), against the
+ * sandbox's pending reference that turns successful.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import { sandboxUpstreams, startGateway, type TestGateway } from '../helpers/gateway.ts';
+
+let sandbox: Sandbox;
+let gateway: TestGateway;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ pendingSeconds: 1 });
+  gateway = await startGateway(sandboxUpstreams(sandbox), { LIVE_POLL_MS: '200' });
+});
+afterAll(async () => {
+  await gateway.close();
+  await sandbox.close();
+});
+
+/** Opens the stream and collects `next` payloads until the server completes it. */
+async function subscribe(txRef: string, token: string) {
+  const response = await fetch(`${gateway.url}/graphql`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'text/event-stream',
+      authorization: `Bearer ${token}`,
+    },
+    body: JSON.stringify({
+      query:
+        'subscription($txRef: ID!) { transactionStatus(txRef: $txRef) { txRef status succeeded } }',
+      variables: { txRef },
+    }),
+    signal: AbortSignal.timeout(10_000),
+  });
+  expect(response.headers.get('content-type')).toContain('text/event-stream');
+  const text = await response.text();
+  const events = text
+    .split('\n\n')
+    .filter((block) => block.includes('data:'))
+    .map((block) => {
+      const event = /^event: (\w+)/m.exec(block)?.[1] ?? 'message';
+      const data = block
+        .split('\n')
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5).trim())
+        .join('\n');
+      return { event, data: data ? (JSON.parse(data) as Record<string, unknown>) : null };
+    });
+  return events;
+}
+
+it('emits PENDING at once, then SUCCESSFUL, then completes', async () => {
+  const txRef = `NT-PENDING${Date.now()}`;
+  const started = performance.now();
+  const events = await subscribe(txRef, await gateway.token());
+  const payloads = events.filter((e) => e.event === 'next' || e.event === 'message');
+  expect(payloads.map((e) => e.data)).toEqual([
+    { data: { transactionStatus: { txRef, status: 'PENDING', succeeded: false } } },
+    { data: { transactionStatus: { txRef, status: 'SUCCESSFUL', succeeded: true } } },
+  ]);
+  expect(performance.now() - started).toBeLessThan(5000);
+  // Polls went to the upstream (not the cache), a few of them, not one per millisecond.
+  const polls = sandbox.requests.filter((r) => r.path.endsWith(`/${txRef}`)).length;
+  expect(polls).toBeGreaterThanOrEqual(2);
+  expect(polls).toBeLessThan(15);
+});
+
+it('ends at once for a final transaction', async () => {
+  const events = await subscribe('NT-FAILED001', await gateway.token());
+  const payloads = events.filter((e) => e.event === 'next' || e.event === 'message');
+  expect(payloads).toHaveLength(1);
+  expect(payloads[0]?.data).toMatchObject({ data: { transactionStatus: { status: 'FAILED' } } });
+});
+
+it('is refused without the transactions:read scope', async () => {
+  const events = await subscribe('NT-FAILED001', await gateway.token({ scope: 'kyc:read' }));
+  expect(JSON.stringify(events)).toContain('FORBIDDEN');
+  expect(JSON.stringify(events)).not.toContain('"status":"FAILED"');
+});

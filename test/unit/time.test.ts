@@ -1,0 +1,217 @@
+import { describe, expect, it } from 'vitest';
+import { parseUpstreamTime } from '../../src/model/time.ts';
+
+describe('parseUpstreamTime: payment form', () => {
+  it('reads the documented form in UTC', () => {
+    expect(parseUpstreamTime('Jan 5, 2024, 3:04:05 PM', 'payment', 'UTC')).toBe(
+      '2024-01-05T15:04:05.000Z',
+    );
+  });
+
+  it('reads an AM time in UTC', () => {
+    expect(parseUpstreamTime('Jan 5, 2024, 3:04:05 AM', 'payment', 'UTC')).toBe(
+      '2024-01-05T03:04:05.000Z',
+    );
+  });
+
+  it('accepts a narrow no-break space (U+202F) before PM, as Intl writes it', () => {
+    expect(parseUpstreamTime('Jan 5, 2024, 3:04:05\u202fPM', 'payment', 'UTC')).toBe(
+      '2024-01-05T15:04:05.000Z',
+    );
+  });
+
+  it('accepts a no-break space (U+00A0) before PM', () => {
+    expect(parseUpstreamTime('Jan 5, 2024, 3:04:05\u00a0PM', 'payment', 'UTC')).toBe(
+      '2024-01-05T15:04:05.000Z',
+    );
+  });
+
+  it('reads 12:30 AM as half past midnight', () => {
+    expect(parseUpstreamTime('Jan 5, 2024, 12:30:00 AM', 'payment', 'UTC')).toBe(
+      '2024-01-05T00:30:00.000Z',
+    );
+  });
+
+  it('reads 12:00 PM as noon', () => {
+    expect(parseUpstreamTime('Jan 5, 2024, 12:00:00 PM', 'payment', 'UTC')).toBe(
+      '2024-01-05T12:00:00.000Z',
+    );
+  });
+
+  it('reads 11:59:59 PM as the last second of the day', () => {
+    expect(parseUpstreamTime('Dec 31, 2024, 11:59:59 PM', 'payment', 'UTC')).toBe(
+      '2024-12-31T23:59:59.000Z',
+    );
+  });
+
+  it('reads the time in Africa/Lagos (+01:00)', () => {
+    expect(parseUpstreamTime('Jan 5, 2024, 3:04:05 PM', 'payment', 'Africa/Lagos')).toBe(
+      '2024-01-05T14:04:05.000Z',
+    );
+  });
+
+  it('reads the time in America/New_York in winter (EST, -05:00)', () => {
+    expect(parseUpstreamTime('Jan 5, 2024, 3:04:05 PM', 'payment', 'America/New_York')).toBe(
+      '2024-01-05T20:04:05.000Z',
+    );
+  });
+
+  it('reads the time in America/New_York in summer (EDT, -04:00)', () => {
+    expect(parseUpstreamTime('Jul 5, 2024, 3:04:05 PM', 'payment', 'America/New_York')).toBe(
+      '2024-07-05T19:04:05.000Z',
+    );
+  });
+
+  it('uses the right offset on either side of the spring-forward gap', () => {
+    expect(parseUpstreamTime('Mar 10, 2024, 1:59:59 AM', 'payment', 'America/New_York')).toBe(
+      '2024-03-10T06:59:59.000Z',
+    );
+    expect(parseUpstreamTime('Mar 10, 2024, 3:00:00 AM', 'payment', 'America/New_York')).toBe(
+      '2024-03-10T07:00:00.000Z',
+    );
+  });
+
+  it('refuses a wall time inside the DST gap (it never happened)', () => {
+    expect(
+      parseUpstreamTime('Mar 10, 2024, 2:30:00 AM', 'payment', 'America/New_York'),
+    ).toBeUndefined();
+    expect(
+      parseUpstreamTime('Mar 10, 2024, 2:00:00 AM', 'payment', 'America/New_York'),
+    ).toBeUndefined();
+  });
+
+  it('accepts the same wall time in a zone without that gap', () => {
+    expect(parseUpstreamTime('Mar 10, 2024, 2:30:00 AM', 'payment', 'UTC')).toBe(
+      '2024-03-10T02:30:00.000Z',
+    );
+  });
+
+  it('refuses hour 13 with PM', () => {
+    expect(parseUpstreamTime('Jan 5, 2024, 13:04:05 PM', 'payment', 'UTC')).toBeUndefined();
+  });
+
+  it('refuses hour 0 with AM', () => {
+    expect(parseUpstreamTime('Jan 5, 2024, 0:04:05 AM', 'payment', 'UTC')).toBeUndefined();
+    expect(parseUpstreamTime('Jan 5, 2024, 00:04:05 AM', 'payment', 'UTC')).toBeUndefined();
+  });
+
+  it('refuses a 12-hour time without AM/PM', () => {
+    expect(parseUpstreamTime('Jan 5, 2024, 3:04:05', 'payment', 'UTC')).toBeUndefined();
+  });
+
+  it('accepts Feb 29 in a leap year', () => {
+    expect(parseUpstreamTime('Feb 29, 2024, 10:00:00 AM', 'payment', 'UTC')).toBe(
+      '2024-02-29T10:00:00.000Z',
+    );
+  });
+
+  it('refuses Feb 29 in a common year', () => {
+    expect(parseUpstreamTime('Feb 29, 2023, 10:00:00 AM', 'payment', 'UTC')).toBeUndefined();
+  });
+
+  it('refuses an impossible day, minute or second', () => {
+    expect(parseUpstreamTime('Jan 32, 2024, 3:04:05 PM', 'payment', 'UTC')).toBeUndefined();
+    expect(parseUpstreamTime('Jan 5, 2024, 3:60:05 PM', 'payment', 'UTC')).toBeUndefined();
+    expect(parseUpstreamTime('Jan 5, 2024, 3:04:60 PM', 'payment', 'UTC')).toBeUndefined();
+  });
+
+  it('refuses garbage', () => {
+    for (const text of ['', '   ', 'yesterday', 'Jan', 'Foo 5, 2024, 3:04:05 PM', '1704467045']) {
+      expect(parseUpstreamTime(text, 'payment', 'UTC'), JSON.stringify(text)).toBeUndefined();
+    }
+  });
+
+  it('refuses the KYC form when the payment form is expected', () => {
+    expect(parseUpstreamTime('05-01-2024 15:04:05', 'payment', 'UTC')).toBeUndefined();
+  });
+
+  it('refuses an ISO time without offset rather than guessing its zone', () => {
+    expect(parseUpstreamTime('2024-01-05T15:04:05', 'payment', 'UTC')).toBeUndefined();
+  });
+
+  it('returns a UTC ISO string that round-trips through Date', () => {
+    const iso = parseUpstreamTime('Jul 5, 2024, 3:04:05 PM', 'payment', 'Africa/Lagos');
+    expect(iso).toBeDefined();
+    expect(new Date(iso as string).toISOString()).toBe(iso);
+  });
+});
+
+describe('parseUpstreamTime: KYC form (DD-MM-YYYY)', () => {
+  it('reads 05-01-2024 as 5 January, not 1 May', () => {
+    expect(parseUpstreamTime('05-01-2024 15:04:05', 'kyc', 'UTC')).toBe('2024-01-05T15:04:05.000Z');
+  });
+
+  it('reads a day above 12', () => {
+    expect(parseUpstreamTime('31-12-2024 23:59:59', 'kyc', 'UTC')).toBe('2024-12-31T23:59:59.000Z');
+  });
+
+  it('reads midnight', () => {
+    expect(parseUpstreamTime('01-03-2024 00:00:00', 'kyc', 'UTC')).toBe('2024-03-01T00:00:00.000Z');
+  });
+
+  it('applies the zone', () => {
+    expect(parseUpstreamTime('05-01-2024 15:04:05', 'kyc', 'Africa/Lagos')).toBe(
+      '2024-01-05T14:04:05.000Z',
+    );
+    expect(parseUpstreamTime('05-07-2024 15:04:05', 'kyc', 'America/New_York')).toBe(
+      '2024-07-05T19:04:05.000Z',
+    );
+  });
+
+  it('refuses 31 February', () => {
+    expect(parseUpstreamTime('31-02-2024 10:00:00', 'kyc', 'UTC')).toBeUndefined();
+  });
+
+  it('refuses a month above 12 (MM-DD-YYYY is not this form)', () => {
+    expect(parseUpstreamTime('12-31-2024 10:00:00', 'kyc', 'UTC')).toBeUndefined();
+  });
+
+  it('refuses 29-02 in a common year and accepts it in a leap year', () => {
+    expect(parseUpstreamTime('29-02-2023 10:00:00', 'kyc', 'UTC')).toBeUndefined();
+    expect(parseUpstreamTime('29-02-2024 10:00:00', 'kyc', 'UTC')).toBe('2024-02-29T10:00:00.000Z');
+  });
+
+  it('refuses a DST-gap wall time', () => {
+    expect(parseUpstreamTime('10-03-2024 02:30:00', 'kyc', 'America/New_York')).toBeUndefined();
+  });
+
+  it('refuses the payment form when the KYC form is expected', () => {
+    expect(parseUpstreamTime('Jan 5, 2024, 3:04:05 PM', 'kyc', 'UTC')).toBeUndefined();
+  });
+
+  it('refuses an ISO time without offset rather than guessing its zone', () => {
+    expect(parseUpstreamTime('2024-01-05T15:04:05', 'kyc', 'UTC')).toBeUndefined();
+    expect(parseUpstreamTime('2024-01-05 15:04:05', 'kyc', 'UTC')).toBeUndefined();
+  });
+
+  it('refuses garbage', () => {
+    for (const text of ['', 'not a date', '05-01-2024', '15:04:05', 'aa-bb-cccc dd:ee:ff']) {
+      expect(parseUpstreamTime(text, 'kyc', 'UTC'), JSON.stringify(text)).toBeUndefined();
+    }
+  });
+});
+
+describe('parseUpstreamTime: ISO 8601 with offset', () => {
+  it('accepts Z in either form and ignores the configured zone', () => {
+    expect(parseUpstreamTime('2024-01-05T15:04:05Z', 'payment', 'America/New_York')).toBe(
+      '2024-01-05T15:04:05.000Z',
+    );
+    expect(parseUpstreamTime('2024-01-05T15:04:05.123Z', 'kyc', 'Africa/Lagos')).toBe(
+      '2024-01-05T15:04:05.123Z',
+    );
+  });
+
+  it('converts a numeric offset to UTC', () => {
+    expect(parseUpstreamTime('2024-01-05T15:04:05+01:00', 'kyc', 'UTC')).toBe(
+      '2024-01-05T14:04:05.000Z',
+    );
+    expect(parseUpstreamTime('2024-01-05T15:04:05-05:00', 'payment', 'UTC')).toBe(
+      '2024-01-05T20:04:05.000Z',
+    );
+  });
+
+  it('refuses an impossible ISO date even with an offset', () => {
+    expect(parseUpstreamTime('2024-13-05T15:04:05Z', 'payment', 'UTC')).toBeUndefined();
+    expect(parseUpstreamTime('2023-02-29T15:04:05Z', 'kyc', 'UTC')).toBeUndefined();
+  });
+});
