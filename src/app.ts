@@ -5,14 +5,17 @@
 import { readFileSync } from 'node:fs';
 import { type Authenticator, createAuthenticator } from './auth/tokens.ts';
 import { createSources } from './cache/sources.ts';
-import { createMemoryCache, type RecordCache } from './cache/store.ts';
+import { type CacheObserver, createMemoryCache, type RecordCache } from './cache/store.ts';
 import type {
   AuthConfig,
   GatewayConfig,
   KycUpstreamConfig,
   PaymentUpstreamConfig,
 } from './config.ts';
+import { createLogger, type Logger } from './observability/logger.ts';
+import { GatewayMetrics } from './observability/metrics.ts';
 import { createGateway, type Gateway } from './server.ts';
+import type { UpstreamObserver } from './upstream/http.ts';
 import { KycClient } from './upstream/kyc.ts';
 import { PaymentClient } from './upstream/payment.ts';
 
@@ -30,16 +33,49 @@ export interface AppInputs {
   auth: AuthConfig;
   /** Headers GraphiQL starts with (the sandbox's ready token). */
   graphiqlHeaders?: Record<string, string>;
-  /** A cache to use instead of the configured one (tests). */
-  cache?: RecordCache;
+  /** Builds the cache instead of the configured one (tests, Redis). */
+  cache?: (observe: CacheObserver) => RecordCache;
+  /** A logger to use instead of one on stdout (tests capture lines). */
+  logger?: Logger;
+}
+
+const BREAKER_GAUGE = { closed: 0, open: 1, half_open: 2 } as const;
+
+/** Upstream events → metrics and log lines (no URL, body or credential in either). */
+function upstreamObserver(metrics: GatewayMetrics, logger: Logger): UpstreamObserver {
+  return {
+    attempt: ({ upstream, outcome, status, durationMs }) => {
+      metrics.upstreamCalls.inc({ upstream, outcome });
+      metrics.upstreamLatency.observe({ upstream, outcome }, durationMs / 1000);
+      if (outcome !== 'ok') logger.warn({ upstream, outcome, status }, 'upstream call failed');
+    },
+    retry: ({ upstream, delayMs, after }) => {
+      metrics.upstreamRetries.inc({ upstream });
+      logger.debug({ upstream, delayMs: Math.round(delayMs), after }, 'retrying upstream call');
+    },
+    rejected: ({ upstream, reason }) => metrics.upstreamRejected.inc({ upstream, reason }),
+    breaker: ({ upstream, state }) => {
+      metrics.breakerState.set({ upstream }, BREAKER_GAUGE[state]);
+      logger.warn({ upstream, state }, 'upstream circuit changed state');
+    },
+  };
 }
 
 /** Builds a gateway from settings. */
 export function createApp(inputs: AppInputs): Gateway {
   const { config } = inputs;
-  const payment = new PaymentClient(inputs.payment, config.upstream);
-  const kyc = new KycClient(inputs.kyc, config.upstream);
-  const cache = inputs.cache ?? createMemoryCache(config.cache);
+  const metrics = new GatewayMetrics();
+  const logger = inputs.logger ?? createLogger(config.log);
+  const observer = upstreamObserver(metrics, logger);
+  const payment = new PaymentClient(inputs.payment, config.upstream, observer);
+  const kyc = new KycClient(inputs.kyc, config.upstream, observer);
+  const observeCache: CacheObserver = ({ kind, outcome }) => {
+    metrics.cacheEvents.inc({ kind, outcome });
+    if (outcome === 'error') logger.warn({ kind }, 'cache store failed; serving without it');
+  };
+  const cache = inputs.cache
+    ? inputs.cache(observeCache)
+    : createMemoryCache(config.cache, observeCache);
   const sources = createSources({
     payment,
     kyc,
@@ -50,8 +86,17 @@ export function createApp(inputs: AppInputs): Gateway {
   const authenticate: Authenticator = createAuthenticator(inputs.auth);
   return createGateway({
     sources,
-    cache,
     authenticate,
+    metrics,
+    logger,
+    readiness: async () => {
+      const reasons: string[] = [];
+      if (!(await cache.ping())) reasons.push('cache store not answering');
+      if (payment.breakerState === 'open' && kyc.breakerState === 'open') {
+        reasons.push('both upstream circuits are open');
+      }
+      return { ready: reasons.length === 0, reasons };
+    },
     settings: {
       upstreamTimeZone: config.upstreamTimeZone,
       sdk: {
@@ -69,6 +114,7 @@ export function createApp(inputs: AppInputs): Gateway {
       : false,
     close: async () => {
       await Promise.allSettled([payment.close(), kyc.close(), cache.close()]);
+      logger.flush();
     },
   });
 }

@@ -54,6 +54,17 @@ export interface CacheConfig {
   ttlKycSeconds: number;
   /** Most entries the in-process store holds (least recently used go first). */
   maxEntries: number;
+  /**
+   * Seconds a final transaction is kept past its TTL, to be served (marked stale) only when the
+   * payment service is down. 0 turns stale serving off.
+   */
+  staleSeconds: number;
+}
+
+export interface LogConfig {
+  level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Extra pino redaction paths, on top of the built-in list. */
+  redactPaths: string[];
 }
 
 export interface UpstreamPolicyConfig {
@@ -65,6 +76,14 @@ export interface UpstreamPolicyConfig {
   retryBaseDelayMs: number;
   /** Most open connections per upstream. */
   maxConnections: number;
+  /** Most calls in flight per upstream; more wait in a queue. */
+  maxConcurrent: number;
+  /** Most calls waiting for a slot per upstream; more are refused at once. */
+  maxQueued: number;
+  /** Consecutive failed calls that open the circuit of an upstream. */
+  breakerThreshold: number;
+  /** How long an open circuit waits before letting one probe call through (ms). */
+  breakerHalfOpenMs: number;
 }
 
 /** Everything the gateway process needs, validated. */
@@ -94,6 +113,11 @@ export interface GatewayConfig {
   kycPage: boolean;
   /** Most entries in `transactions(txRefs:)`. */
   maxBatchSize: number;
+  log: LogConfig;
+  /** How long requests in flight may take to finish on SIGTERM/SIGINT (ms). */
+  shutdownGraceMs: number;
+  /** Delay of the sandbox's slow references (sandbox mode only, ms). */
+  sandboxSlowMs: number;
   /** Live status polling (contract §10), in ms. */
   live: { pollMs: number; maxPollMs: number; maxWatchMs: number };
 }
@@ -202,6 +226,20 @@ function slug(name: string, value: string): string {
   return value;
 }
 
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+function logLevel(env: Env): LogConfig['level'] {
+  const value = (raw(env, 'LOG_LEVEL') ?? 'info').toLowerCase();
+  const level = LOG_LEVELS.find((l) => l === value);
+  if (!level) {
+    throw new ConfigError(
+      'LOG_LEVEL',
+      `must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(value)})`,
+    );
+  }
+  return level;
+}
+
 function auth(env: Env, sandbox: boolean): AuthConfig | undefined {
   const disabled = boolean(env, 'AUTH_DISABLED', false);
   const jwtSecret = raw(env, 'AUTH_JWT_SECRET');
@@ -286,6 +324,10 @@ export function loadConfig(env: Env): GatewayConfig {
       maxAttempts: integer(env, 'UPSTREAM_MAX_ATTEMPTS', 3, 1, 10),
       retryBaseDelayMs: integer(env, 'UPSTREAM_RETRY_BASE_DELAY_MS', 100, 1, 10_000),
       maxConnections: integer(env, 'UPSTREAM_MAX_CONNECTIONS', 64, 1, 10_000),
+      maxConcurrent: integer(env, 'UPSTREAM_MAX_CONCURRENT', 256, 1, 100_000),
+      maxQueued: integer(env, 'UPSTREAM_MAX_QUEUED', 1000, 0, 1_000_000),
+      breakerThreshold: integer(env, 'UPSTREAM_BREAKER_THRESHOLD', 5, 1, 1000),
+      breakerHalfOpenMs: integer(env, 'UPSTREAM_BREAKER_HALF_OPEN_MS', 10_000, 10, 600_000),
     },
     cache: {
       ...(cacheUrl !== undefined && { url: cacheUrl }),
@@ -293,7 +335,17 @@ export function loadConfig(env: Env): GatewayConfig {
       ttlPendingSeconds: integer(env, 'CACHE_TTL_PENDING_SECONDS', 5, 0, 3600),
       ttlKycSeconds: integer(env, 'CACHE_TTL_KYC_SECONDS', 60, 0, 86_400),
       maxEntries: integer(env, 'CACHE_MAX_ENTRIES', 50_000, 1, 10_000_000),
+      staleSeconds: integer(env, 'CACHE_STALE_SECONDS', 604_800, 0, 31_536_000),
     },
+    log: {
+      level: logLevel(env),
+      redactPaths: (raw(env, 'LOG_REDACT_PATHS') ?? '')
+        .split(',')
+        .map((path) => path.trim())
+        .filter(Boolean),
+    },
+    shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 300_000),
+    sandboxSlowMs: integer(env, 'SANDBOX_SLOW_MS', 10_000, 0, 600_000),
     ...(authConfig && { auth: authConfig }),
     graphiql: boolean(env, 'GRAPHIQL', !production),
     kycPage: boolean(env, 'KYC_PAGE', sandbox),

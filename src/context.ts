@@ -1,7 +1,7 @@
 /** The per-request GraphQL context and its factory's inputs. */
 import type { Viewer } from './auth/viewer.ts';
 import type { RecordSources } from './cache/sources.ts';
-import type { Loaders } from './loaders/index.ts';
+import type { Loaders, StaleRecord } from './loaders/index.ts';
 
 /** Public values of the KYC widget (spec 2.3); never the secret key. */
 export interface KycSdkSettings {
@@ -29,4 +29,6 @@ export interface GraphQLContext {
   settings: ResolverSettings;
   /** Aborted when the client goes away. */
   signal: AbortSignal;
+  /** Records served stale to this request (reported in `extensions.stale`). */
+  stale: StaleRecord[];
 }

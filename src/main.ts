@@ -39,7 +39,11 @@ async function main(): Promise<void> {
     payment = config.payment;
     kyc = config.kyc;
   } else {
-    sandbox = await startSandbox({ host: '127.0.0.1', ...config.sandboxCredentials });
+    sandbox = await startSandbox({
+      host: '127.0.0.1',
+      slowMs: config.sandboxSlowMs,
+      ...config.sandboxCredentials,
+    });
     const { credentials } = sandbox;
     payment = { baseUrl: sandbox.paymentUrl, accessToken: credentials.paymentAccessToken };
     kyc = {
@@ -109,17 +113,25 @@ async function main(): Promise<void> {
   }
   console.log(`\nReady in ${Math.round(performance.now() - startedAt)} ms.`);
 
+  gateway.logger.info({ port, sandbox: config.sandbox, auth: auth.mode }, 'gateway listening');
+
   let stopping = false;
   const shutdown = (signal: string): void => {
     if (stopping) return;
     stopping = true;
-    console.log(`${signal}: closing.`);
+    gateway.logger.info({ signal }, 'shutting down: finishing requests in flight');
+    // Stop accepting; idle keep-alive sockets go now, busy ones once their response is sent.
     server.close();
     server.closeIdleConnections();
-    // Requests in flight get a bounded time to finish.
-    const force = setTimeout(() => server.closeAllConnections(), 10_000);
-    force.unref();
-    Promise.allSettled([gateway.close(), sandbox?.close()]).then(() => process.exit(0));
+    const force = setTimeout(() => {
+      gateway.logger.warn('grace period over: closing the remaining connections');
+      server.closeAllConnections();
+    }, config.shutdownGraceMs);
+    server.once('close', () => {
+      clearTimeout(force);
+      // Upstream pools and the cache close only after the last request used them.
+      Promise.allSettled([gateway.close(), sandbox?.close()]).then(() => process.exit(0));
+    });
   };
   process.once('SIGINT', () => shutdown('SIGINT'));
   process.once('SIGTERM', () => shutdown('SIGTERM'));

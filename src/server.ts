@@ -1,17 +1,21 @@
 /**
- * createGateway(deps): the Yoga instance, its plugins and the small HTTP router around it.
- * No globals: everything it uses is passed in, so tests build gateways against their own
- * upstream servers on loopback.
+ * createGateway(deps): the Yoga instance, its plugins and the small HTTP router around it
+ * (contract §2). No globals: everything it uses is passed in, so tests build gateways against
+ * their own upstream servers on loopback.
  */
+import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createSchema, createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Authenticator } from './auth/tokens.ts';
 import type { RecordSources } from './cache/sources.ts';
-import type { RecordCache } from './cache/store.ts';
 import type { GraphQLContext, ResolverSettings } from './context.ts';
 import { resolvers } from './graphql/resolvers/index.ts';
-import { createLoaders } from './loaders/index.ts';
+import { useStaleExtension } from './graphql/stale.ts';
+import { createLoaders, type StaleRecord } from './loaders/index.ts';
+import type { Logger } from './observability/logger.ts';
+import type { GatewayMetrics } from './observability/metrics.ts';
+import { type RequestRecord, useRequestRecord } from './observability/plugin.ts';
 
 const SCHEMA_DIR = new URL('../schema/', import.meta.url);
 
@@ -23,18 +27,24 @@ export function loadTypeDefs(): string[] {
     .map((file) => readFileSync(new URL(file, SCHEMA_DIR), 'utf8'));
 }
 
-/** What Yoga receives when it serves as a node:http listener. */
+/** What Yoga receives when it serves as a node:http listener, plus the request's record. */
 export interface NodeServerContext {
   req: IncomingMessage;
   res: ServerResponse;
+  record: RequestRecord;
 }
+
+/** Readiness: whether the gateway can do useful work now, and why not. */
+export type ReadinessCheck = () => Promise<{ ready: boolean; reasons: string[] }>;
 
 export interface GatewayDeps {
   sources: RecordSources;
-  cache: RecordCache;
   authenticate: Authenticator;
   settings: ResolverSettings;
   graphiql: false | { headers?: Record<string, string> };
+  metrics: GatewayMetrics;
+  logger: Logger;
+  readiness: ReadinessCheck;
   /** Closes upstream pools and the cache. */
   close: () => Promise<void>;
 }
@@ -43,8 +53,12 @@ export interface Gateway {
   yoga: YogaServerInstance<NodeServerContext, GraphQLContext>;
   /** A node:http request listener serving every path of contract §2. */
   handle: (req: IncomingMessage, res: ServerResponse) => void;
+  metrics: GatewayMetrics;
+  logger: Logger;
   close: () => Promise<void>;
 }
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 function send(
   res: ServerResponse,
@@ -58,6 +72,7 @@ function send(
 
 /** Builds the gateway. */
 export function createGateway(deps: GatewayDeps): Gateway {
+  const { metrics, logger } = deps;
   const yoga = createYoga<NodeServerContext, GraphQLContext>({
     schema: createSchema<GraphQLContext & NodeServerContext>({
       typeDefs: loadTypeDefs(),
@@ -76,36 +91,76 @@ export function createGateway(deps: GatewayDeps): Gateway {
             defaultQuery: DEFAULT_QUERY,
           },
     logging: false,
-    context: async ({ request }): Promise<GraphQLContext> => ({
-      viewer: await deps.authenticate(request.headers.get('authorization')),
-      loaders: createLoaders(deps.sources),
-      sources: deps.sources,
-      settings: deps.settings,
-      signal: request.signal,
-    }),
+    plugins: [useRequestRecord(), useStaleExtension()],
+    context: async ({ request }): Promise<GraphQLContext> => {
+      const stale: StaleRecord[] = [];
+      return {
+        viewer: await deps.authenticate(request.headers.get('authorization')),
+        loaders: createLoaders(deps.sources, stale),
+        sources: deps.sources,
+        settings: deps.settings,
+        signal: request.signal,
+        stale,
+      };
+    },
   });
+
+  /** One log line and the request metrics, when the response has gone out. */
+  const finish = (record: RequestRecord, res: ServerResponse, started: number): void => {
+    const seconds = (performance.now() - started) / 1000;
+    const operation = metrics.operationLabel(record.operation);
+    const outcome = record.codes.length > 0 || res.statusCode >= 400 ? 'error' : 'ok';
+    metrics.graphqlRequests.inc({ operation, outcome });
+    metrics.requestDuration.observe({ operation }, seconds);
+    for (const code of record.codes) metrics.graphqlErrors.inc({ operation, code });
+    logger.info(
+      {
+        requestId: record.id,
+        operation,
+        status: res.statusCode,
+        durationMs: Math.round(seconds * 10_000) / 10,
+        errorCodes: record.codes,
+      },
+      'graphql request',
+    );
+  };
 
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const path = (req.url ?? '/').split('?', 1)[0];
+    if (path === '/graphql') {
+      const incoming = req.headers['x-request-id'];
+      const id =
+        typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+      res.setHeader('x-request-id', id);
+      const record: RequestRecord = { id, codes: [] };
+      const started = performance.now();
+      res.once('close', () => finish(record, res, started));
+      void yoga.handle(req, res, { req, res, record });
+      return;
+    }
     if (path === '/healthz') {
       send(res, 200, 'ok\n');
       return;
     }
     if (path === '/readyz') {
-      deps.cache.ping().then(
-        (ok) => send(res, ok ? 200 : 503, ok ? 'ready\n' : 'cache store not answering\n'),
-        () => send(res, 503, 'cache store not answering\n'),
+      deps.readiness().then(
+        ({ ready, reasons }) =>
+          send(res, ready ? 200 : 503, ready ? 'ready\n' : `${reasons.join('\n')}\n`),
+        () => send(res, 503, 'readiness check failed\n'),
       );
       return;
     }
-    if (path === '/graphql') {
-      void yoga(req, res);
+    if (path === '/metrics') {
+      metrics.registry.metrics().then(
+        (text) => send(res, 200, text, metrics.registry.contentType),
+        () => send(res, 500, 'metrics unavailable\n'),
+      );
       return;
     }
     send(res, 404, 'not found\n');
   };
 
-  return { yoga, handle, close: deps.close };
+  return { yoga, handle, metrics, logger, close: deps.close };
 }
 
 const DEFAULT_QUERY = `# Try the demo references of the sandbox:

@@ -3,19 +3,26 @@
  * requests and the TTL policy of contract §8. Created once per process; loaders wrap it per
  * request. Only records that every authorized caller may see are stored here: the resolvers
  * check access before asking.
+ *
+ * Stale on error: a transaction with a final status is kept `staleSeconds` past its TTL, and
+ * served (reported through `onStale`) only when the payment service is down. Nothing else is
+ * served stale, and fresh reads (mutations, live polls) never are.
  */
 import { createHash } from 'node:crypto';
 import type { CacheConfig } from '../config.ts';
+import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.ts';
 import { isFinalStatus, normalizeStatus } from '../model/status.ts';
 import type { KycClient } from '../upstream/kyc.ts';
 import type { PaymentClient } from '../upstream/payment.ts';
 import type { UpstreamKycUser, UpstreamTransaction } from '../upstream/shapes.ts';
 import { SingleFlight } from './single-flight.ts';
-import type { RecordCache } from './store.ts';
+import type { CachedEntry, RecordCache } from './store.ts';
 
 export interface ReadOptions {
   /** Skip the cache read and go to the upstream (the result is still written). */
   fresh?: boolean;
+  /** Told when the record served is a stale copy, with its age. */
+  onStale?: (ageSeconds: number) => void;
 }
 
 export interface RecordSources {
@@ -37,56 +44,93 @@ function kycKey(slug: string, userRef: string): string {
   return `kyc:${createHash('sha256').update(`${slug}\u0000${userRef}`).digest('base64url')}`;
 }
 
+/** The upstream is down (as opposed to answering something wrong): stale may stand in. */
+function isOutage(error: unknown): boolean {
+  return error instanceof UpstreamUnavailableError || error instanceof UpstreamTimeoutError;
+}
+
+interface Kind<T> {
+  name: string;
+  fetch: (id: string) => Promise<T | null>;
+  /** Fresh seconds and extra seconds kept for stale serving. */
+  ttl: (record: T) => { ttl: number; keep: number };
+}
+
+interface Outcome<T> {
+  record: T | null;
+  /** Set when the record is a stale copy. */
+  staleSince?: number;
+}
+
 /** Builds the record sources. */
 export function createSources(deps: SourceDeps): RecordSources {
   const flights = new SingleFlight();
   const { cache, policy } = deps;
 
-  function transactionTtl(record: UpstreamTransaction): number {
-    return isFinalStatus(normalizeStatus(record.txStatus))
-      ? policy.ttlFinalSeconds
-      : policy.ttlPendingSeconds;
+  const transactionKind: Kind<UpstreamTransaction> = {
+    name: 'transaction',
+    fetch: (txRef) => deps.payment.getTransaction(txRef),
+    ttl: (record) =>
+      isFinalStatus(normalizeStatus(record.txStatus))
+        ? { ttl: policy.ttlFinalSeconds, keep: policy.staleSeconds }
+        : { ttl: policy.ttlPendingSeconds, keep: 0 },
+  };
+  const kycKind: Kind<UpstreamKycUser> = {
+    name: 'kyc',
+    fetch: (userRef) => deps.kyc.getUser(userRef),
+    ttl: () => ({ ttl: policy.ttlKycSeconds, keep: 0 }),
+  };
+
+  async function fetchAndStore<T>(kind: Kind<T>, key: string, id: string): Promise<T | null> {
+    const record = await kind.fetch(id);
+    // Unknown records are not cached: a reference may become known a moment later.
+    if (record !== null) {
+      const { ttl, keep } = kind.ttl(record);
+      await cache.set(kind.name, key, record, ttl, keep);
+    }
+    return record;
   }
 
-  async function read<T>(
-    kind: string,
+  /** The miss path, shared by concurrent callers through the single flight. */
+  async function load<T>(
+    kind: Kind<T>,
     key: string,
-    options: ReadOptions,
-    fetch: () => Promise<T | null>,
-    ttl: (record: T) => number,
-  ): Promise<T | null> {
-    const fetchAndStore = async (): Promise<T | null> => {
-      const record = await fetch();
-      // Unknown records are not cached: a reference may become known a moment later.
-      if (record !== null) await cache.set(kind, key, record, ttl(record));
-      return record;
-    };
-    if (options.fresh) return flights.run(`fresh:${key}`, fetchAndStore);
-    const cached = await cache.get<T>(kind, key);
-    if (cached) return cached.value;
-    return flights.run(key, async () => {
-      // Another request may have filled the cache between our miss and taking the flight.
-      const again = await cache.get<T>(kind, key);
-      return again ? again.value : fetchAndStore();
-    });
+    id: string,
+    expired: CachedEntry<T> | undefined,
+  ): Promise<Outcome<T>> {
+    // Another request may have filled the cache between our miss and taking the flight.
+    const again = await cache.get<T>(kind.name, key);
+    if (again && again.freshUntil > Date.now()) return { record: again.value };
+    const kept = again ?? expired;
+    try {
+      return { record: await fetchAndStore(kind, key, id) };
+    } catch (error) {
+      // Only records stored with a keep window (final transactions) outlive their TTL.
+      if (kept && isOutage(error)) return { record: kept.value, staleSince: kept.storedAt };
+      throw error;
+    }
+  }
+
+  async function read<T>(kind: Kind<T>, key: string, id: string, options: ReadOptions) {
+    if (options.fresh) return flights.run(`fresh:${key}`, () => fetchAndStore(kind, key, id));
+    const cached = await cache.get<T>(kind.name, key);
+    if (cached && cached.freshUntil > Date.now()) {
+      cache.report(kind.name, 'hit');
+      return cached.value;
+    }
+    const outcome = await flights.run(key, () => load(kind, key, id, cached));
+    if (outcome.staleSince !== undefined) {
+      cache.report(kind.name, 'stale');
+      options.onStale?.(Math.max(0, Math.round((Date.now() - outcome.staleSince) / 1000)));
+    } else {
+      cache.report(kind.name, 'miss');
+    }
+    return outcome.record;
   }
 
   return {
-    transaction: (txRef, options = {}) =>
-      read(
-        'transaction',
-        `tx:${txRef}`,
-        options,
-        () => deps.payment.getTransaction(txRef),
-        transactionTtl,
-      ),
+    transaction: (txRef, options = {}) => read(transactionKind, `tx:${txRef}`, txRef, options),
     kycUser: (userRef, options = {}) =>
-      read(
-        'kyc',
-        kycKey(deps.businessSlug, userRef),
-        options,
-        () => deps.kyc.getUser(userRef),
-        () => policy.ttlKycSeconds,
-      ),
+      read(kycKind, kycKey(deps.businessSlug, userRef), userRef, options),
   };
 }

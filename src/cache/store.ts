@@ -3,14 +3,17 @@ import { Keyv } from 'keyv';
 import { LRUCache } from 'lru-cache';
 import type { CacheConfig } from '../config.ts';
 
-/** A stored record with the time it was stored (to tell its age when served stale). */
+/** A stored record, when it was stored, and until when it is fresh (epoch ms). */
 export interface CachedEntry<T> {
   value: T;
   storedAt: number;
+  freshUntil: number;
 }
 
+export type CacheOutcome = 'hit' | 'miss' | 'stale' | 'error';
+
 /** Counts what the cache did, for metrics. */
-export type CacheObserver = (event: { kind: string; outcome: 'hit' | 'miss' | 'error' }) => void;
+export type CacheObserver = (event: { kind: string; outcome: CacheOutcome }) => void;
 
 /**
  * Record storage with the rule that a cache failure never fails a query: a read error is a
@@ -27,25 +30,40 @@ export class RecordCache {
     keyv.on('error', () => observe?.({ kind: 'store', outcome: 'error' }));
   }
 
+  /** The stored entry, fresh or not (the caller judges `freshUntil`); undefined on error. */
   async get<T>(kind: string, key: string): Promise<CachedEntry<T> | undefined> {
     try {
-      const entry = (await this.#keyv.get(key)) as CachedEntry<T> | undefined;
-      this.#observe?.({ kind, outcome: entry === undefined ? 'miss' : 'hit' });
-      return entry;
+      return (await this.#keyv.get(key)) as CachedEntry<T> | undefined;
     } catch {
       this.#observe?.({ kind, outcome: 'error' });
       return undefined;
     }
   }
 
-  async set<T>(kind: string, key: string, value: T, ttlSeconds: number): Promise<void> {
+  /**
+   * Stores a record, fresh for `ttlSeconds` and kept `keepSeconds` more (to be served stale
+   * only when the upstream is down).
+   */
+  async set<T>(
+    kind: string,
+    key: string,
+    value: T,
+    ttlSeconds: number,
+    keepSeconds = 0,
+  ): Promise<void> {
     if (ttlSeconds <= 0) return;
     try {
-      const entry: CachedEntry<T> = { value, storedAt: Date.now() };
-      await this.#keyv.set(key, entry, ttlSeconds * 1000);
+      const now = Date.now();
+      const entry: CachedEntry<T> = { value, storedAt: now, freshUntil: now + ttlSeconds * 1000 };
+      await this.#keyv.set(key, entry, (ttlSeconds + keepSeconds) * 1000);
     } catch {
       this.#observe?.({ kind, outcome: 'error' });
     }
+  }
+
+  /** Reports a lookup's outcome (the sources decide hit, miss or stale). */
+  report(kind: string, outcome: CacheOutcome): void {
+    this.#observe?.({ kind, outcome });
   }
 
   /** True when the store answers (for /readyz). */

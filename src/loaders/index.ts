@@ -27,10 +27,23 @@ function toError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
 }
 
-/** Builds the loaders of one request over the process-wide record sources. */
-export function createLoaders(sources: RecordSources): Loaders {
+/** A record served from a stale copy because its upstream was down. */
+export interface StaleRecord {
+  txRef: string;
+  ageSeconds: number;
+}
+
+/**
+ * Builds the loaders of one request over the process-wide record sources; stale copies served
+ * to this request are appended to `stale` (the response says so).
+ */
+export function createLoaders(sources: RecordSources, stale: StaleRecord[] = []): Loaders {
   return {
-    transaction: loader((ref) => sources.transaction(ref)),
+    transaction: loader((ref) =>
+      sources.transaction(ref, {
+        onStale: (ageSeconds) => stale.push({ txRef: ref, ageSeconds }),
+      }),
+    ),
     freshTransaction: loader((ref) => sources.transaction(ref, { fresh: true })),
     kycUser: loader((ref) => sources.kycUser(ref)),
     freshKycUser: loader((ref) => sources.kycUser(ref, { fresh: true })),

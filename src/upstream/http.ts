@@ -1,10 +1,29 @@
 /**
  * The HTTP layer shared by both upstream clients: a keep-alive connection pool per upstream,
- * one time budget per read (retries included), and retries of GETs on connection errors,
- * 429, 502, 503 and 504 with jittered exponential backoff (contract §4).
+ * one time budget per read (retries included), retries of GETs on connection errors, 429, 502,
+ * 503 and 504 with jittered exponential backoff (contract §4), a circuit breaker and a cap on
+ * concurrent calls (cockatiel).
+ *
+ * The retry loop is written here rather than with cockatiel's retry policy because two rules
+ * depend on the remaining budget: a `Retry-After` that does not fit ends the read at once with
+ * its value, and a backoff that does not fit returns the last answer instead of sleeping into a
+ * timeout. cockatiel supplies the backoff, the breaker and the bulkhead.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  BrokenCircuitError,
+  type BulkheadPolicy,
+  BulkheadRejectedError,
+  bulkhead,
+  type CircuitBreakerPolicy,
+  CircuitState,
+  ConsecutiveBreaker,
+  circuitBreaker,
+  ExponentialBackoff,
+  handleAll,
+  type IBackoff,
+} from 'cockatiel';
 import { Pool } from 'undici';
 import type { UpstreamPolicyConfig } from '../config.ts';
 import {
@@ -23,16 +42,23 @@ export interface HttpResult {
   attempts: number;
 }
 
-/** What one HTTP attempt ended with, for metrics and logs (never carries a URL or body). */
+/** What one HTTP attempt ended with (never carries a URL or body). */
 export type AttemptOutcome = 'ok' | 'http_error' | 'retryable' | 'connection_error' | 'timeout';
 
-/** Receives one event per HTTP attempt. */
-export type AttemptObserver = (event: {
-  upstream: UpstreamName;
-  outcome: AttemptOutcome;
-  status?: number;
-  durationMs: number;
-}) => void;
+export type BreakerState = 'closed' | 'open' | 'half_open';
+
+/** Receives what the HTTP layer does, for metrics and logs. */
+export interface UpstreamObserver {
+  attempt?(event: {
+    upstream: UpstreamName;
+    outcome: AttemptOutcome;
+    status?: number;
+    durationMs: number;
+  }): void;
+  retry?(event: { upstream: UpstreamName; delayMs: number; after: AttemptOutcome }): void;
+  rejected?(event: { upstream: UpstreamName; reason: 'circuit_open' | 'concurrency' }): void;
+  breaker?(event: { upstream: UpstreamName; state: BreakerState }): void;
+}
 
 const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
 /** Upstream bodies beyond this are refused rather than buffered. */
@@ -43,7 +69,7 @@ export interface UpstreamHttpOptions {
   /** Base address, possibly with a path prefix, without a trailing slash. */
   baseUrl: string;
   policy: UpstreamPolicyConfig;
-  observe?: AttemptObserver;
+  observer?: UpstreamObserver;
 }
 
 /** Seconds of a `Retry-After` header (delta-seconds or HTTP-date), or undefined. */
@@ -60,89 +86,155 @@ export function parseRetryAfter(
   return Math.max(0, Math.ceil((date - now) / 1000));
 }
 
-/** A pooled, retrying HTTP client for one upstream. */
+/** Thrown inside the breaker for an answer that counts as a failure of the upstream. */
+class FailedAnswer extends Error {
+  readonly result: HttpResult;
+  constructor(result: HttpResult) {
+    super(`HTTP ${result.status}`);
+    this.result = result;
+  }
+}
+
+const BREAKER_STATE: Record<CircuitState, BreakerState> = {
+  [CircuitState.Closed]: 'closed',
+  [CircuitState.Open]: 'open',
+  [CircuitState.HalfOpen]: 'half_open',
+  [CircuitState.Isolated]: 'open',
+};
+
+/** A pooled, retrying, circuit-broken HTTP client for one upstream. */
 export class UpstreamHttp {
   readonly name: UpstreamName;
   readonly #pool: Pool;
   readonly #prefix: string;
   readonly #policy: UpstreamPolicyConfig;
-  readonly #observe: AttemptObserver | undefined;
+  readonly #observer: UpstreamObserver;
+  readonly #breaker: CircuitBreakerPolicy;
+  readonly #bulkhead: BulkheadPolicy;
+  readonly #backoff: ExponentialBackoff<unknown>;
 
   constructor(options: UpstreamHttpOptions) {
     const base = new URL(options.baseUrl);
     this.name = options.name;
     this.#prefix = base.pathname.replace(/\/+$/, '');
     this.#policy = options.policy;
-    this.#observe = options.observe;
+    this.#observer = options.observer ?? {};
     this.#pool = new Pool(base.origin, {
       connections: options.policy.maxConnections,
       keepAliveTimeout: 30_000,
       maxResponseSize: MAX_BODY_BYTES,
     });
+    this.#breaker = circuitBreaker(handleAll, {
+      halfOpenAfter: options.policy.breakerHalfOpenMs,
+      breaker: new ConsecutiveBreaker(options.policy.breakerThreshold),
+    });
+    this.#breaker.onStateChange((state) =>
+      this.#observer.breaker?.({ upstream: this.name, state: BREAKER_STATE[state] }),
+    );
+    this.#bulkhead = bulkhead(options.policy.maxConcurrent, options.policy.maxQueued);
+    this.#backoff = new ExponentialBackoff({
+      initialDelay: options.policy.retryBaseDelayMs,
+      maxDelay: options.policy.timeoutMs,
+    });
+  }
+
+  /** The circuit's state, for readiness. */
+  get breakerState(): BreakerState {
+    return BREAKER_STATE[this.#breaker.state];
   }
 
   /**
    * GETs `path` (relative to the base address) within the time budget. Resolves with the last
    * answer when it is final or retries are spent; rejects with UPSTREAM_TIMEOUT when the budget
-   * runs out and with UPSTREAM_UNAVAILABLE on connection errors or a Retry-After beyond budget.
+   * runs out, and with UPSTREAM_UNAVAILABLE on connection errors, an open circuit, a full queue
+   * or a Retry-After beyond the budget.
    */
   async get(path: string, headers: Record<string, string>): Promise<HttpResult> {
-    const { timeoutMs, maxAttempts, retryBaseDelayMs } = this.#policy;
+    const { timeoutMs, maxAttempts } = this.#policy;
     const deadline = performance.now() + timeoutMs;
-    let attempt = 0;
-    for (;;) {
-      attempt += 1;
-      const remaining = deadline - performance.now();
-      if (remaining <= 0) throw new UpstreamTimeoutError(this.name, timeoutMs);
-      const started = performance.now();
-      let result: HttpResult | undefined;
-      try {
-        result = await this.#once(path, headers, remaining, attempt);
-      } catch (error) {
-        if (hasCode(error, 'UND_ERR_RES_EXCEEDED_MAX_SIZE')) {
-          throw new UpstreamBadResponseError(this.name, 'the answer is too large');
-        }
-        const timedOut = deadline - performance.now() <= 0 || isAbort(error);
-        this.#observe?.({
-          upstream: this.name,
-          outcome: timedOut ? 'timeout' : 'connection_error',
-          durationMs: performance.now() - started,
-        });
-        if (timedOut) throw new UpstreamTimeoutError(this.name, timeoutMs);
-      }
-      if (result) {
-        const retryable = RETRYABLE_STATUS.has(result.status);
-        this.#observe?.({
-          upstream: this.name,
-          outcome: retryable
-            ? 'retryable'
-            : result.status < 400 || result.status === 404
-              ? 'ok'
-              : 'http_error',
-          status: result.status,
-          durationMs: performance.now() - started,
-        });
-        if (!retryable) return result;
-      }
-      const retryAfter = result ? parseRetryAfter(result.headers['retry-after']) : undefined;
+    let backoff: IBackoff<unknown> | undefined;
+    for (let attempt = 1; ; attempt++) {
+      const outcome = await this.#attempt(path, headers, deadline, attempt);
+      if (outcome.kind === 'final') return outcome.result;
+      const result = outcome.kind === 'retryable' ? outcome.result : undefined;
       const left = deadline - performance.now();
+      const retryAfter = result ? parseRetryAfter(result.headers['retry-after']) : undefined;
       if (result?.status === 429 && retryAfter !== undefined && retryAfter * 1000 > left) {
         // Waiting would break the caller's budget: say when to come back instead.
         throw new UpstreamUnavailableError(this.name, 'rate limited by the upstream', retryAfter);
       }
-      if (attempt >= maxAttempts) {
+      const giveUp = (): never | HttpResult => {
         if (result) return result;
         throw new UpstreamUnavailableError(this.name, 'connection failed');
+      };
+      if (attempt >= maxAttempts) return giveUp();
+      backoff = backoff ? backoff.next(undefined) : this.#backoff.next();
+      const delay = retryAfter !== undefined ? retryAfter * 1000 : (backoff?.duration ?? 0);
+      if (delay >= left) return giveUp();
+      this.#observer.retry?.({
+        upstream: this.name,
+        delayMs: delay,
+        after: result ? 'retryable' : 'connection_error',
+      });
+      await sleep(delay);
+    }
+  }
+
+  /** One call through the bulkhead and the breaker. */
+  async #attempt(
+    path: string,
+    headers: Record<string, string>,
+    deadline: number,
+    attempt: number,
+  ): Promise<{ kind: 'final' | 'retryable'; result: HttpResult } | { kind: 'connection' }> {
+    const remaining = deadline - performance.now();
+    if (remaining <= 0) throw new UpstreamTimeoutError(this.name, this.#policy.timeoutMs);
+    const started = performance.now();
+    try {
+      const result = await this.#bulkhead.execute(() =>
+        this.#breaker.execute(async () => {
+          const answer = await this.#once(path, headers, remaining, attempt);
+          if (answer.status >= 500 || answer.status === 429) throw new FailedAnswer(answer);
+          return answer;
+        }),
+      );
+      this.#observer.attempt?.({
+        upstream: this.name,
+        outcome: result.status < 400 || result.status === 404 ? 'ok' : 'http_error',
+        status: result.status,
+        durationMs: performance.now() - started,
+      });
+      return { kind: 'final', result };
+    } catch (error) {
+      if (error instanceof FailedAnswer) {
+        const retryable = RETRYABLE_STATUS.has(error.result.status);
+        this.#observer.attempt?.({
+          upstream: this.name,
+          outcome: retryable ? 'retryable' : 'http_error',
+          status: error.result.status,
+          durationMs: performance.now() - started,
+        });
+        return { kind: retryable ? 'retryable' : 'final', result: error.result };
       }
-      const backoff =
-        retryAfter !== undefined
-          ? retryAfter * 1000
-          : retryBaseDelayMs * 2 ** (attempt - 1) * (0.5 + Math.random());
-      if (backoff >= left) {
-        if (result) return result;
-        throw new UpstreamUnavailableError(this.name, 'connection failed');
+      if (error instanceof BrokenCircuitError) {
+        this.#observer.rejected?.({ upstream: this.name, reason: 'circuit_open' });
+        throw new UpstreamUnavailableError(this.name, 'circuit open after repeated failures');
       }
-      await sleep(backoff);
+      if (error instanceof BulkheadRejectedError) {
+        this.#observer.rejected?.({ upstream: this.name, reason: 'concurrency' });
+        throw new UpstreamUnavailableError(this.name, 'too many calls in flight');
+      }
+      if (hasCode(error, 'UND_ERR_RES_EXCEEDED_MAX_SIZE')) {
+        throw new UpstreamBadResponseError(this.name, 'the answer is too large');
+      }
+      const timedOut = deadline - performance.now() <= 0 || isAbort(error);
+      this.#observer.attempt?.({
+        upstream: this.name,
+        outcome: timedOut ? 'timeout' : 'connection_error',
+        durationMs: performance.now() - started,
+      });
+      if (timedOut) throw new UpstreamTimeoutError(this.name, this.#policy.timeoutMs);
+      return { kind: 'connection' };
     }
   }
 

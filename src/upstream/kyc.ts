@@ -1,7 +1,7 @@
 /** Client of the KYC interface: `GET /api/v1/user/kyc?userRef=…&slug=…` (spec 4.2). */
 import type { KycUpstreamConfig, UpstreamPolicyConfig } from '../config.ts';
 import { readAnswer } from './answer.ts';
-import { type AttemptObserver, UpstreamHttp } from './http.ts';
+import { type BreakerState, UpstreamHttp, type UpstreamObserver } from './http.ts';
 import { kycResponseShape, type UpstreamKycUser } from './shapes.ts';
 
 export class KycClient {
@@ -9,12 +9,16 @@ export class KycClient {
   readonly #headers: Record<string, string>;
   readonly #slug: string;
 
-  constructor(config: KycUpstreamConfig, policy: UpstreamPolicyConfig, observe?: AttemptObserver) {
+  constructor(
+    config: KycUpstreamConfig,
+    policy: UpstreamPolicyConfig,
+    observer?: UpstreamObserver,
+  ) {
     this.#http = new UpstreamHttp({
       name: 'kyc',
       baseUrl: config.baseUrl,
       policy,
-      ...(observe && { observe }),
+      ...(observer && { observer }),
     });
     this.#headers = { 'x-secret-key': config.secretKey };
     this.#slug = config.businessSlug;
@@ -29,6 +33,11 @@ export class KycClient {
     const answer = readAnswer('kyc', result, kycResponseShape);
     if (answer === null) return null;
     return { ...answer.data, requestedUserRef: userRef };
+  }
+
+  /** The state of this upstream's circuit breaker. */
+  get breakerState(): BreakerState {
+    return this.#http.breakerState;
   }
 
   close(): Promise<void> {

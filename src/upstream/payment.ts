@@ -1,7 +1,7 @@
 /** Client of the payment interface: `GET /pg/api/v1/transaction/status/{txRef}` (spec 4.1). */
 import type { PaymentUpstreamConfig, UpstreamPolicyConfig } from '../config.ts';
 import { readAnswer } from './answer.ts';
-import { type AttemptObserver, UpstreamHttp } from './http.ts';
+import { type BreakerState, UpstreamHttp, type UpstreamObserver } from './http.ts';
 import { transactionResponseShape, type UpstreamTransaction } from './shapes.ts';
 
 /** The form of a transaction reference: `NT-` followed by letters and digits. */
@@ -14,13 +14,13 @@ export class PaymentClient {
   constructor(
     config: PaymentUpstreamConfig,
     policy: UpstreamPolicyConfig,
-    observe?: AttemptObserver,
+    observer?: UpstreamObserver,
   ) {
     this.#http = new UpstreamHttp({
       name: 'payment',
       baseUrl: config.baseUrl,
       policy,
-      ...(observe && { observe }),
+      ...(observer && { observer }),
     });
     this.#headers = { authorization: `Bearer ${config.accessToken}` };
   }
@@ -37,6 +37,11 @@ export class PaymentClient {
     const answer = readAnswer('payment', result, transactionResponseShape);
     if (answer === null) return null;
     return { ...answer.data, txRef, event: answer.event };
+  }
+
+  /** The state of this upstream's circuit breaker. */
+  get breakerState(): BreakerState {
+    return this.#http.breakerState;
   }
 
   close(): Promise<void> {

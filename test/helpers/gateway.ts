@@ -5,12 +5,14 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { type GraphQLFormattedError, print } from 'graphql';
 import { SignJWT } from 'jose';
 import { expect } from 'vitest';
 import { createApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
+import { createLogger } from '../../src/observability/logger.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 
 export const TEST_JWT_SECRET = 'test-secret-that-is-long-enough-for-hs256!';
@@ -57,6 +59,7 @@ export function sandboxUpstreams(sandbox: Sandbox): Upstreams {
 export async function startGateway(
   upstreams: Upstreams,
   env: Record<string, string> = {},
+  options: { logLines?: string[] } = {},
 ): Promise<TestGateway> {
   const config = loadConfig({
     AUTH_JWT_SECRET: TEST_JWT_SECRET,
@@ -68,6 +71,7 @@ export async function startGateway(
     KYC_BUSINESS_SLUG: upstreams.kycBusinessSlug ?? KYC_SLUG,
     KYC_SDK_SCRIPT_URL: upstreams.sdkScriptUrl ?? `${upstreams.kycUrl}/sdk/kyc.js`,
     RATE_LIMIT_RPS: '0',
+    LOG_LEVEL: options.logLines ? 'debug' : 'silent',
     ...env,
   });
   if (!config.payment || !config.kyc || !config.auth) throw new Error('test config incomplete');

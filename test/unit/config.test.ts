@@ -295,12 +295,14 @@ describe('loadConfig: numbers, zone and cache', () => {
       CACHE_TTL_PENDING_SECONDS: '2',
       CACHE_TTL_KYC_SECONDS: '30',
       CACHE_MAX_ENTRIES: '1000',
+      CACHE_STALE_SECONDS: '120',
     });
     expect(cache).toEqual({
       ttlFinalSeconds: 3600,
       ttlPendingSeconds: 2,
       ttlKycSeconds: 30,
       maxEntries: 1000,
+      staleSeconds: 120,
     });
   });
 

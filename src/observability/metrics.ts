@@ -1,0 +1,94 @@
+/**
+ * Prometheus metrics (prom-client), one registry per gateway (no global state, so tests can run
+ * several gateways). Labels hold only bounded, non-personal values: upstream names, outcomes,
+ * error codes, cache kinds, and operation names that pass a strict pattern (others are `other`).
+ */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+const OPERATION_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+/** Most distinct operation names kept as label values; later ones are `other`. */
+const MAX_OPERATION_LABELS = 200;
+
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  readonly #operations = new Set<string>();
+
+  readonly graphqlRequests = new Counter({
+    name: 'gateway_graphql_requests_total',
+    help: 'GraphQL requests, by operation name and outcome (ok or error).',
+    labelNames: ['operation', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly graphqlErrors = new Counter({
+    name: 'gateway_graphql_errors_total',
+    help: 'GraphQL errors returned, by operation name and extensions.code.',
+    labelNames: ['operation', 'code'] as const,
+    registers: [this.registry],
+  });
+
+  readonly requestDuration = new Histogram({
+    name: 'gateway_graphql_request_duration_seconds',
+    help: 'Time to answer a GraphQL request.',
+    labelNames: ['operation'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
+  readonly upstreamCalls = new Counter({
+    name: 'gateway_upstream_requests_total',
+    help: 'HTTP calls to an upstream, by upstream and outcome.',
+    labelNames: ['upstream', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly upstreamLatency = new Histogram({
+    name: 'gateway_upstream_request_duration_seconds',
+    help: 'Duration of one HTTP call to an upstream.',
+    labelNames: ['upstream', 'outcome'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
+  readonly upstreamRetries = new Counter({
+    name: 'gateway_upstream_retries_total',
+    help: 'Retries of upstream reads.',
+    labelNames: ['upstream'] as const,
+    registers: [this.registry],
+  });
+
+  readonly upstreamRejected = new Counter({
+    name: 'gateway_upstream_rejected_total',
+    help: 'Upstream reads refused without a call, by reason (circuit_open, concurrency).',
+    labelNames: ['upstream', 'reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly breakerState = new Gauge({
+    name: 'gateway_upstream_circuit_state',
+    help: 'Circuit breaker state per upstream: 0 closed, 1 open, 2 half-open.',
+    labelNames: ['upstream'] as const,
+    registers: [this.registry],
+  });
+
+  readonly cacheEvents = new Counter({
+    name: 'gateway_cache_events_total',
+    help: 'Cache lookups and failures, by record kind and outcome (hit, miss, stale, error).',
+    labelNames: ['kind', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    for (const upstream of ['payment', 'kyc']) this.breakerState.set({ upstream }, 0);
+  }
+
+  /** A label value for an operation name: the name when safe and known, else a bucket. */
+  operationLabel(name: string | null | undefined): string {
+    if (!name) return 'anonymous';
+    if (!OPERATION_NAME.test(name)) return 'other';
+    if (this.#operations.has(name)) return name;
+    if (this.#operations.size >= MAX_OPERATION_LABELS) return 'other';
+    this.#operations.add(name);
+    return name;
+  }
+}

@@ -1,0 +1,39 @@
+/**
+ * Collects what a request did (operation name, error codes) into the request's record, which
+ * the HTTP layer turns into one log line and metrics when the response ends.
+ */
+import type { ExecutionResult } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+
+/** One request, as logged. Filled by the plugin while Yoga serves it. */
+export interface RequestRecord {
+  id: string;
+  operation?: string | undefined;
+  codes: string[];
+}
+
+function collectCodes(result: ExecutionResult, into: string[]): void {
+  for (const error of result.errors ?? []) {
+    const code = error.extensions?.code;
+    into.push(typeof code === 'string' ? code : 'INTERNAL_SERVER_ERROR');
+  }
+}
+
+function isExecutionResult(value: unknown): value is ExecutionResult {
+  return typeof value === 'object' && value !== null && !(Symbol.asyncIterator in value);
+}
+
+/** The Yoga plugin; the server context carries `record`. */
+export function useRequestRecord(): Plugin<object, { record?: RequestRecord }> {
+  return {
+    onParams({ params, context }) {
+      if (context.record) context.record.operation = params.operationName ?? undefined;
+    },
+    onResultProcess({ result, serverContext }) {
+      const record = serverContext.record;
+      if (!record) return;
+      const results = Array.isArray(result) ? result : [result];
+      for (const item of results) if (isExecutionResult(item)) collectCodes(item, record.codes);
+    },
+  };
+}
