@@ -42,6 +42,7 @@ async function main(): Promise<void> {
     sandbox = await startSandbox({
       host: '127.0.0.1',
       slowMs: config.sandboxSlowMs,
+      recordRequests: false,
       ...config.sandboxCredentials,
     });
     const { credentials } = sandbox;
@@ -120,15 +121,18 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     gateway.logger.info({ signal }, 'shutting down: finishing requests in flight');
-    // Stop accepting; idle keep-alive sockets go now, busy ones once their response is sent.
+    // Stop accepting; idle keep-alive sockets go now, busy ones as soon as their response is
+    // sent (node closes only the sockets idle at the time of the call, hence the sweep).
     server.close();
     server.closeIdleConnections();
+    const sweep = setInterval(() => server.closeIdleConnections(), 50);
     const force = setTimeout(() => {
       gateway.logger.warn('grace period over: closing the remaining connections');
       server.closeAllConnections();
     }, config.shutdownGraceMs);
     server.once('close', () => {
       clearTimeout(force);
+      clearInterval(sweep);
       // Upstream pools and the cache close only after the last request used them.
       Promise.allSettled([gateway.close(), sandbox?.close()]).then(() => process.exit(0));
     });

@@ -1,52 +1,58 @@
 /**
- * Structured JSON logs (pino) with redaction: credentials and personal data are replaced by
- * `[redacted]` wherever they appear under the listed paths, whatever the log line.
+ * Structured JSON logs (pino) with redaction. Two layers: every value under a sensitive key is
+ * replaced at any depth (credentials and the personal data of upstream records), and pino's
+ * path redaction covers extra paths given by configuration (`LOG_REDACT_PATHS`).
  */
 import { type DestinationStream, type Logger, pino } from 'pino';
 import type { LogConfig } from '../config.ts';
 
+export const CENSOR = '[redacted]';
+
 /**
- * Paths redacted in every log line. Credentials (headers and settings), then personal data of
- * the upstream records (customer, card digits, KYC names and submitted check values).
+ * Keys whose values never reach a log line, at any depth (compared case-insensitively):
+ * credentials, then the personal data of payment and KYC records (names, contact details,
+ * card digits, the values submitted for checks) and the caller's identity.
  */
-export const REDACT_PATHS = [
-  'authorization',
-  '*.authorization',
-  '*.headers.authorization',
-  '*.headers["x-secret-key"]',
-  '*.headers.cookie',
-  'token',
-  '*.token',
-  'accessToken',
-  '*.accessToken',
-  'secretKey',
-  '*.secretKey',
-  'jwtSecret',
-  '*.jwtSecret',
-  'variables',
-  '*.variables',
-  'customer',
-  '*.customer',
-  'fullname',
-  '*.fullname',
-  'fullName',
-  '*.fullName',
-  'email',
-  '*.email',
-  'phone',
-  '*.phone',
-  'card',
-  '*.card',
-  'name',
-  '*.name',
-  'query',
-  '*.query',
-  '*.kyc[*].query',
-  'userRef',
-  '*.userRef',
-  'sub',
-  '*.sub',
-];
+export const REDACTED_KEYS: ReadonlySet<string> = new Set(
+  [
+    'authorization',
+    'x-secret-key',
+    'cookie',
+    'set-cookie',
+    'token',
+    'accesstoken',
+    'secret',
+    'secretkey',
+    'jwtsecret',
+    'password',
+    'variables',
+    'customer',
+    'fullname',
+    'name',
+    'email',
+    'phone',
+    'card',
+    'first',
+    'last',
+    'pan',
+    'query',
+    'result',
+    'userref',
+    'sub',
+    'bvn',
+    'nin',
+  ].map((key) => key.toLowerCase()),
+);
+
+function redactDeep(value: unknown, depth: number): unknown {
+  if (depth > 8 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((item) => redactDeep(item, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [key, inner] of Object.entries(value)) {
+    out[key] = REDACTED_KEYS.has(key.toLowerCase()) ? CENSOR : redactDeep(inner, depth + 1);
+  }
+  return out;
+}
 
 export type { Logger };
 
@@ -56,8 +62,13 @@ export function createLogger(config: LogConfig, destination?: DestinationStream)
     level: config.level,
     base: { service: 'payment-kyc-gateway' },
     timestamp: pino.stdTimeFunctions.isoTime,
-    redact: { paths: [...REDACT_PATHS, ...config.redactPaths], censor: '[redacted]' },
-    formatters: { level: (label: string) => ({ level: label }) },
+    ...(config.redactPaths.length > 0 && {
+      redact: { paths: config.redactPaths, censor: CENSOR },
+    }),
+    formatters: {
+      level: (label: string) => ({ level: label }),
+      log: (object: Record<string, unknown>) => redactDeep(object, 0) as Record<string, unknown>,
+    },
   };
   return destination ? pino(options, destination) : pino(options);
 }

@@ -3,7 +3,7 @@
  * several gateways). Labels hold only bounded, non-personal values: upstream names, outcomes,
  * error codes, cache kinds, and operation names that pass a strict pattern (others are `other`).
  */
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 const OPERATION_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 /** Most distinct operation names kept as label values; later ones are `other`. */
@@ -79,6 +79,8 @@ export class GatewayMetrics {
   });
 
   constructor() {
+    // Process metrics (RSS, heap, event-loop lag, GC) under the usual names.
+    collectDefaultMetrics({ register: this.registry });
     for (const upstream of ['payment', 'kyc']) this.breakerState.set({ upstream }, 0);
   }
 

@@ -2,7 +2,7 @@
  * Collects what a request did (operation name, error codes) into the request's record, which
  * the HTTP layer turns into one log line and metrics when the response ends.
  */
-import type { ExecutionResult } from 'graphql';
+import { type DocumentNode, type ExecutionResult, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
 /** One request, as logged. Filled by the plugin while Yoga serves it. */
@@ -23,11 +23,28 @@ function isExecutionResult(value: unknown): value is ExecutionResult {
   return typeof value === 'object' && value !== null && !(Symbol.asyncIterator in value);
 }
 
+function nameOperation(
+  context: unknown,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+): void {
+  const record = (context as { record?: RequestRecord }).record;
+  if (record) record.operation = getOperationAST(document, operationName)?.name?.value;
+}
+
 /** The Yoga plugin; the server context carries `record`. */
 export function useRequestRecord(): Plugin<object, { record?: RequestRecord }> {
   return {
+    // The name as sent, for requests that fail before execution...
     onParams({ params, context }) {
       if (context.record) context.record.operation = params.operationName ?? undefined;
+    },
+    // ...and the name in the document once it is known.
+    onExecute({ args }) {
+      nameOperation(args.contextValue, args.document, args.operationName);
+    },
+    onSubscribe({ args }) {
+      nameOperation(args.contextValue, args.document, args.operationName);
     },
     onResultProcess({ result, serverContext }) {
       const record = serverContext.record;

@@ -40,6 +40,11 @@ export interface SandboxOptions {
   slowMs?: number;
   /** The clock; default `Date.now`. */
   now?: () => number;
+  /**
+   * Whether to keep every request in `requests` (default true, for tests). The gateway's
+   * in-process sandbox turns it off so that a long run does not grow without bound.
+   */
+  recordRequests?: boolean;
 }
 
 /** One request as a sandbox server received it. */
@@ -114,8 +119,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     store,
   });
 
-  const paymentServer = createSandboxServer('payment', paymentHandler, requests);
-  const kycServer = createSandboxServer('kyc', kycHandler, requests);
+  const record = options.recordRequests ?? true;
+  const paymentServer = createSandboxServer('payment', paymentHandler, requests, record);
+  const kycServer = createSandboxServer('kyc', kycHandler, requests, record);
 
   let paymentPort: number;
   let kycPort: number;
@@ -226,6 +232,7 @@ function createSandboxServer(
   service: RecordedRequest['service'],
   handler: SandboxHandler,
   requests: RecordedRequest[],
+  record: boolean,
 ): Server {
   return createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
@@ -243,14 +250,15 @@ function createSandboxServer(
     req.on('error', () => {});
     req.on('end', () => {
       const url = parseRequestUrl(req.url);
-      requests.push({
-        service,
-        method: req.method ?? '',
-        path: url?.pathname ?? req.url ?? '',
-        query: url === undefined ? {} : firstValues(url.searchParams),
-        headers: flatHeaders(req),
-        body: Buffer.concat(chunks).toString('utf8'),
-      });
+      if (record)
+        requests.push({
+          service,
+          method: req.method ?? '',
+          path: url?.pathname ?? req.url ?? '',
+          query: url === undefined ? {} : firstValues(url.searchParams),
+          headers: flatHeaders(req),
+          body: Buffer.concat(chunks).toString('utf8'),
+        });
       if (tooLarge) {
         sendJson(res, 413, { message: 'Payload too large', error: true });
         return;

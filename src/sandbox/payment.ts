@@ -44,6 +44,19 @@ const NOT_FOUND = { message: 'Transaction not found', error: true };
  * pending references, which flaky references already failed once) belongs to
  * this handler alone, so two sandboxes never share it.
  */
+/** Per-reference state kept for at most this many references (oldest forgotten first). */
+const MAX_REMEMBERED = 100_000;
+
+/** Adds to a Set or Map, forgetting the oldest entry beyond MAX_REMEMBERED (long soak runs). */
+function remember<K, V>(into: Set<K> | Map<K, V>, key: K, value?: V): void {
+  if (into.size >= MAX_REMEMBERED) {
+    const oldest = into.keys().next();
+    if (!oldest.done) into.delete(oldest.value);
+  }
+  if (into instanceof Map) into.set(key, value as V);
+  else into.add(key);
+}
+
 export function createPaymentHandler(options: PaymentHandlerOptions): SandboxHandler {
   const delayed = new DelayedAnswers();
   const pendingSince = new Map<string, number>();
@@ -54,7 +67,7 @@ export function createPaymentHandler(options: PaymentHandlerOptions): SandboxHan
     if (failedOnce.has(txRef)) {
       succeed();
     } else {
-      failedOnce.add(txRef);
+      remember(failedOnce, txRef);
       fail();
     }
   };
@@ -162,7 +175,7 @@ export function createPaymentHandler(options: PaymentHandlerOptions): SandboxHan
     if (txRef.startsWith(PENDING_PREFIX)) {
       const now = options.now();
       const since = pendingSince.get(txRef) ?? now;
-      pendingSince.set(txRef, since);
+      if (!pendingSince.has(txRef)) remember(pendingSince, txRef, since);
       sendJson(res, 200, pendingTransaction(txRef, now - since >= options.pendingMs));
       return;
     }

@@ -93,6 +93,38 @@ describe('npm start in sandbox mode', () => {
     expect(main.err()).toBe('');
   });
 
+  it('on SIGTERM finishes the request in flight, refuses new ones, and exits 0', async () => {
+    const main = startMain({ PORT: '0', SANDBOX_SLOW_MS: '1500' });
+    const [, url] = await waitFor(
+      main.out,
+      /serving GraphQL at (http:\/\/127\.0\.0\.1:\d+\/graphql)/,
+    );
+    const [, token] = await waitFor(main.out, /Authorization: Bearer (\S+)/);
+    if (!url || !token) throw new Error('no url or token printed');
+    const inFlight = fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ query: '{ transaction(txRef: "NT-SLOW001") { txRef status } }' }),
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    main.child.kill('SIGTERM');
+    const stopped = performance.now();
+    await waitFor(main.out, /shutting down/);
+    const refused = await fetch(new URL('/healthz', url)).then(
+      () => 'served',
+      () => 'refused',
+    );
+    expect(refused).toBe('refused');
+    const response = await inFlight;
+    expect(await response.json()).toEqual({
+      data: { transaction: { txRef: 'NT-SLOW001', status: 'SUCCESSFUL' } },
+    });
+    const [code] = await once(main.child, 'exit');
+    expect(code).toBe(0);
+    // Well before the 10 s grace period: nothing was left hanging.
+    expect(performance.now() - stopped).toBeLessThan(4000);
+  });
+
   it.each([
     ['PORT', 'abc'],
     ['UPSTREAM_TIMEOUT_MS', 'soon'],

@@ -75,11 +75,24 @@ export async function startGateway(
     ...env,
   });
   if (!config.payment || !config.kyc || !config.auth) throw new Error('test config incomplete');
+  const { logLines } = options;
+  const logger = logLines
+    ? createLogger(
+        config.log,
+        new Writable({
+          write(chunk: Buffer, _encoding, done) {
+            logLines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+            done();
+          },
+        }),
+      )
+    : undefined;
   const gateway = createApp({
     config,
     payment: config.payment,
     kyc: config.kyc,
     auth: config.auth,
+    ...(logger && { logger }),
   });
   const server = createServer(gateway.handle);
   server.listen(0, '127.0.0.1');

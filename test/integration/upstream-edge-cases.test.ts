@@ -2,54 +2,16 @@
  * The gateway against fixture upstreams on loopback that answer what each test needs: exact
  * requests, call counts, caching, and every failure of contract §6.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   KycUserDocument,
   TransactionDocument,
   TransactionsDocument,
   VerifyTransactionDocument,
 } from '../../src/client/generated/graphql.ts';
-import {
-  type Fixture,
-  type FixtureHandler,
-  kycBody,
-  startFixture,
-  transactionBody,
-} from '../helpers/fixture.ts';
-import {
-  codesOf,
-  dataOf,
-  gql,
-  KYC_SECRET,
-  KYC_SLUG,
-  PAYMENT_TOKEN,
-  startGateway,
-  type TestGateway,
-} from '../helpers/gateway.ts';
-
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()?.();
-});
-
-/** A payment fixture (answering `handler`), a KYC fixture, and a gateway over both. */
-async function setup(
-  handler: FixtureHandler,
-  options: { env?: Record<string, string>; kyc?: FixtureHandler; paymentPath?: string } = {},
-): Promise<{ payment: Fixture; kyc: Fixture; gateway: TestGateway; token: string }> {
-  const payment = await startFixture(handler);
-  const kyc = await startFixture(options.kyc ?? (() => ({ body: kycBody() })));
-  const gateway = await startGateway(
-    { paymentUrl: payment.url + (options.paymentPath ?? ''), kycUrl: kyc.url },
-    { UPSTREAM_TIMEOUT_MS: '1500', UPSTREAM_RETRY_BASE_DELAY_MS: '20', ...options.env },
-  );
-  cleanups.push(payment.close, kyc.close, gateway.close);
-  return { payment, kyc, gateway, token: await gateway.token() };
-}
-
-const byRef: FixtureHandler = (request) => ({
-  body: transactionBody({ paymentRef: request.path.split('/').pop() }),
-});
+import { kycBody, transactionBody } from '../helpers/fixture.ts';
+import { byRef, setup } from '../helpers/fixture-gateway.ts';
+import { codesOf, dataOf, gql, KYC_SECRET, KYC_SLUG, PAYMENT_TOKEN } from '../helpers/gateway.ts';
 
 describe('requests the upstreams receive', () => {
   it('payment: a path prefix and trailing slash in the base URL, the bearer token, no body', async () => {
@@ -191,7 +153,7 @@ describe('cache', () => {
       delayMs: 300,
     }));
     const responses = await Promise.all(
-      Array.from({ length: 100 }, () =>
+      Array.from({ length: 500 }, () =>
         gql(gateway, TransactionDocument, { txRef: 'NT-HOT1' }, token),
       ),
     );
