@@ -2,6 +2,7 @@
  * `npm run build:web`: bundles the browser code with esbuild into committed files, so that
  * `npm start` and `npm test` serve them without a build step:
  *
+ * - web/kyc/main.ts          → web/generated/kyc-page.js  (the /kyc page, served by the gateway)
  * - src/sandbox/sdk/widget.ts → src/sandbox/sdk/generated/kyc-sdk.js  (the sandbox's SDK stand-in)
  *
  * `npm run build:web:check` (in CI) builds in memory and fails when a committed file differs,
@@ -15,6 +16,7 @@ import { build } from 'esbuild';
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
 const BUNDLES = [
+  { entry: 'web/kyc/main.ts', out: 'web/generated/kyc-page.js' },
   { entry: 'src/sandbox/sdk/widget.ts', out: 'src/sandbox/sdk/generated/kyc-sdk.js' },
 ] as const;
 
@@ -32,6 +34,8 @@ for (const bundle of BUNDLES) {
     target: 'es2022',
     charset: 'utf8',
     legalComments: 'none',
+    // The bundle names each module by its path; a symlinked node_modules must not change them.
+    preserveSymlinks: true,
     // Readable output: reviewers see what the browser runs; it is small enough unminified.
     minify: false,
     define: { 'process.env.NODE_ENV': '"production"' },

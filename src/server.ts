@@ -12,6 +12,7 @@ import type { RecordCache } from './cache/store.ts';
 import type { GraphQLContext, ResolverSettings } from './context.ts';
 import { resolvers } from './graphql/resolvers/index.ts';
 import { createLoaders } from './loaders/index.ts';
+import type { KycPageHandler } from './web/kycPage.ts';
 
 const SCHEMA_DIR = new URL('../schema/', import.meta.url);
 
@@ -35,6 +36,8 @@ export interface GatewayDeps {
   authenticate: Authenticator;
   settings: ResolverSettings;
   graphiql: false | { headers?: Record<string, string> };
+  /** Serves the KYC web page (`/kyc` and its assets) when it is on; absent, those paths 404. */
+  kycPage?: KycPageHandler;
   /** Closes upstream pools and the cache. */
   close: () => Promise<void>;
 }
@@ -102,6 +105,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       void yoga(req, res);
       return;
     }
+    if (path !== undefined && deps.kycPage?.(req, res, path)) return;
     send(res, 404, 'not found\n');
   };
 
