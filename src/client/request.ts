@@ -165,5 +165,5 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
         controller.abort();
       }
     },
-  } as GatewayClient;
+  };
 }

@@ -1174,8 +1174,13 @@
         onSuccess: (msg) => {
           const level = describeLevel(msg) ?? levelSlug;
           say(`Verification of ${level} accepted; asking the gateway for the new levels…`);
-          void loadUser(true).then(() => {
-            say(`Verified ${level}. The levels below come fresh from the KYC service.`);
+          void loadUser(true).then(
+            () => say(`Verified ${level}. The levels below come fresh from the KYC service.`),
+            (error) => {
+              say("");
+              fail(`Verified ${level}, but the gateway did not answer: ${String(error)}`);
+            }
+          ).finally(() => {
             done();
             if (closeOnSuccess) widget.close();
           });
@@ -1184,7 +1189,8 @@
           const { code, message } = describe(error);
           say("");
           fail(`Verification failed${code === void 0 ? "" : ` (${code})`}: ${message}`);
-          if (code === "CHECK_REJECTED") void loadUser(true);
+          if (code === "CHECK_REJECTED") void loadUser(true).catch(() => {
+          });
           done();
         }
       });

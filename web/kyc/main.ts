@@ -327,19 +327,26 @@ async function startVerification(): Promise<void> {
       onSuccess: (msg) => {
         const level = describeLevel(msg) ?? levelSlug;
         say(`Verification of ${level} accepted; asking the gateway for the new levels…`);
-        void loadUser(true).then(() => {
-          say(`Verified ${level}. The levels below come fresh from the KYC service.`);
-          done();
-          // Without its own button the widget waits for the page to close it.
-          if (closeOnSuccess) widget.close();
-        });
+        void loadUser(true)
+          .then(
+            () => say(`Verified ${level}. The levels below come fresh from the KYC service.`),
+            (error: unknown) => {
+              say('');
+              fail(`Verified ${level}, but the gateway did not answer: ${String(error)}`);
+            },
+          )
+          .finally(() => {
+            done();
+            // Without its own button the widget waits for the page to close it.
+            if (closeOnSuccess) widget.close();
+          });
       },
       onFailed: (error) => {
         const { code, message } = describe(error);
         say('');
         fail(`Verification failed${code === undefined ? '' : ` (${code})`}: ${message}`);
         // A rejected check is recorded by the KYC service: show it.
-        if (code === 'CHECK_REJECTED') void loadUser(true);
+        if (code === 'CHECK_REJECTED') void loadUser(true).catch(() => {});
         done();
       },
     });

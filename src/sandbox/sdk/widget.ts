@@ -41,15 +41,16 @@ let instances = 0;
 function stylesheet(): Promise<void> {
   const href = new URL('kyc.css', BASE).href;
   const existing = document.querySelector<HTMLLinkElement>('link[data-kyc-sdk]');
-  if (existing?.dataset.loaded === 'true') return Promise.resolve();
+  // Settled either way: a link that failed fires no event again, so waiting would hang.
+  if (existing?.dataset.settled !== undefined) return Promise.resolve();
   const link = existing ?? document.createElement('link');
   const loaded = new Promise<void>((resolve) => {
-    const done = (): void => {
-      link.dataset.loaded = 'true';
+    const settle = (outcome: string) => (): void => {
+      link.dataset.settled = outcome;
       resolve();
     };
-    link.addEventListener('load', done, { once: true });
-    link.addEventListener('error', () => resolve(), { once: true });
+    link.addEventListener('load', settle('loaded'), { once: true });
+    link.addEventListener('error', settle('failed'), { once: true });
   });
   if (existing === null) {
     link.rel = 'stylesheet';

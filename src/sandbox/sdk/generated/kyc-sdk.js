@@ -12,15 +12,15 @@
   function stylesheet() {
     const href = new URL("kyc.css", BASE).href;
     const existing = document.querySelector("link[data-kyc-sdk]");
-    if (existing?.dataset.loaded === "true") return Promise.resolve();
+    if (existing?.dataset.settled !== void 0) return Promise.resolve();
     const link = existing ?? document.createElement("link");
     const loaded = new Promise((resolve) => {
-      const done = () => {
-        link.dataset.loaded = "true";
+      const settle = (outcome) => () => {
+        link.dataset.settled = outcome;
         resolve();
       };
-      link.addEventListener("load", done, { once: true });
-      link.addEventListener("error", () => resolve(), { once: true });
+      link.addEventListener("load", settle("loaded"), { once: true });
+      link.addEventListener("error", settle("failed"), { once: true });
     });
     if (existing === null) {
       link.rel = "stylesheet";
