@@ -6,7 +6,8 @@ import type { CodegenConfig } from '@graphql-codegen/cli';
 
 const config: CodegenConfig = {
   schema: 'schema/*.graphql',
-  documents: ['test/operations/**/*.graphql'],
+  // The tests' operations, and the /kyc page's (web/kyc/operations.graphql).
+  documents: ['test/operations/**/*.graphql', 'web/**/*.graphql'],
   emitLegacyCommonJSImports: false,
   generates: {
     'src/graphql/generated/resolvers-types.ts': {

@@ -3,7 +3,8 @@
  * main.ts and the tests both build gateways through here.
  */
 import { readFileSync } from 'node:fs';
-import { type Authenticator, createAuthenticator } from './auth/tokens.ts';
+import { type Authenticator, createAuthenticator, signToken } from './auth/tokens.ts';
+import { SCOPE_TRANSACTIONS } from './auth/viewer.ts';
 import { createSources } from './cache/sources.ts';
 import { type CacheObserver, createMemoryCache, type RecordCache } from './cache/store.ts';
 import type {
@@ -18,6 +19,7 @@ import { createGateway, type Gateway } from './server.ts';
 import type { UpstreamObserver } from './upstream/http.ts';
 import { KycClient } from './upstream/kyc.ts';
 import { PaymentClient } from './upstream/payment.ts';
+import { createKycPageHandler, type KycPageHandler } from './web/kycPage.ts';
 
 const VERSION = (
   JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
@@ -37,6 +39,11 @@ export interface AppInputs {
   cache?: (observe: CacheObserver) => RecordCache;
   /** A logger to use instead of one on stdout (tests capture lines). */
   logger?: Logger;
+  /**
+   * HS256 secret with which `/kyc` signs short-lived demo end-user tokens. Only for a secret
+   * made for this run in sandbox mode (main.ts) or a test's: never an operator's secret.
+   */
+  kycPageDemoSecret?: string;
 }
 
 const BREAKER_GAUGE = { closed: 0, open: 1, half_open: 2 } as const;
@@ -60,6 +67,9 @@ function upstreamObserver(metrics: GatewayMetrics, logger: Logger): UpstreamObse
     },
   };
 }
+
+// Long enough to verify a demo user and watch a payment settle; short for a token in a page.
+const DEMO_TOKEN_LIFETIME = '30m';
 
 /** Builds a gateway from settings. */
 export function createApp(inputs: AppInputs): Gateway {
@@ -109,6 +119,7 @@ export function createApp(inputs: AppInputs): Gateway {
       version: VERSION,
       live: config.live,
     },
+    ...(config.kycPage && { kycPage: kycPage(inputs) }),
     graphiql: config.graphiql
       ? { ...(inputs.graphiqlHeaders && { headers: inputs.graphiqlHeaders }) }
       : false,
@@ -116,5 +127,17 @@ export function createApp(inputs: AppInputs): Gateway {
       await Promise.allSettled([payment.close(), kyc.close(), cache.close()]);
       logger.flush();
     },
+  });
+}
+
+function kycPage(inputs: AppInputs): KycPageHandler {
+  const secret = inputs.kycPageDemoSecret;
+  return createKycPageHandler({
+    sdkScriptUrl: inputs.kyc.sdkScriptUrl,
+    ...(secret !== undefined && {
+      // An end user's token: its own KYC (sub) and the demo payments, never kyc:read.
+      demoToken: (userRef: string) =>
+        signToken(secret, { sub: userRef, scope: SCOPE_TRANSACTIONS }, DEMO_TOKEN_LIFETIME),
+    }),
   });
 }

@@ -81,6 +81,8 @@ async function main(): Promise<void> {
     kyc,
     auth,
     ...(devToken && { graphiqlHeaders: { Authorization: `Bearer ${devToken}` } }),
+    // The /kyc page may sign demo end-user tokens only with the secret made for this run.
+    ...(devToken && auth.mode === 'jwt' && { kycPageDemoSecret: auth.jwtSecret }),
   });
   const server = createServer({ keepAliveTimeout: 65_000 }, gateway.handle);
   server.listen(config.port, config.host);
@@ -97,6 +99,11 @@ async function main(): Promise<void> {
 
   console.log(`Gateway serving GraphQL at ${base}/graphql`);
   if (config.graphiql) console.log(`GraphiQL: open ${base}/graphql in a browser`);
+  if (config.kycPage) {
+    console.log(
+      `KYC web page: open ${base}/kyc${devToken ? ' (verify a demo user, follow a demo payment)' : " (pass the end user's token as #token=<JWT>)"}`,
+    );
+  }
   if (sandbox) {
     console.log('\nSandbox mode: no PAYMENT_API_URL / KYC_API_URL set, so the built-in');
     console.log('simulators of both upstreams run in this process with demo data.');

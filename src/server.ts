@@ -16,6 +16,7 @@ import { createLoaders, type StaleRecord } from './loaders/index.ts';
 import type { Logger } from './observability/logger.ts';
 import type { GatewayMetrics } from './observability/metrics.ts';
 import { type RequestRecord, useRequestRecord } from './observability/plugin.ts';
+import type { KycPageHandler } from './web/kycPage.ts';
 
 const SCHEMA_DIR = new URL('../schema/', import.meta.url);
 
@@ -45,6 +46,8 @@ export interface GatewayDeps {
   metrics: GatewayMetrics;
   logger: Logger;
   readiness: ReadinessCheck;
+  /** Serves the KYC web page (`/kyc` and its assets) when it is on; absent, those paths 404. */
+  kycPage?: KycPageHandler;
   /** Closes upstream pools and the cache. */
   close: () => Promise<void>;
 }
@@ -157,6 +160,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       );
       return;
     }
+    if (path !== undefined && deps.kycPage?.(req, res, path)) return;
     send(res, 404, 'not found\n');
   };
 

@@ -6,8 +6,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** What a simulated interface does with one request whose body has been read. */
 export type SandboxHandler = {
-  /** Answers (or deliberately does not answer) one request. */
-  handle(req: IncomingMessage, res: ServerResponse, url: URL): void;
+  /** Answers (or deliberately does not answer) one request; `body` is its whole body. */
+  handle(req: IncomingMessage, res: ServerResponse, url: URL, body: string): void;
   /** Cancels delayed answers, so that closing the sandbox leaves no timer behind. */
   close(): void;
 };

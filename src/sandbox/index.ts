@@ -117,6 +117,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     businessSlug: credentials.kycBusinessSlug,
     slowMs,
     store,
+    publicKey: credentials.kycPublicKey,
+    now,
   });
 
   const record = options.recordRequests ?? true;
@@ -250,15 +252,17 @@ function createSandboxServer(
     req.on('error', () => {});
     req.on('end', () => {
       const url = parseRequestUrl(req.url);
-      if (record)
+      const body = Buffer.concat(chunks).toString('utf8');
+      if (record) {
         requests.push({
           service,
           method: req.method ?? '',
           path: url?.pathname ?? req.url ?? '',
           query: url === undefined ? {} : firstValues(url.searchParams),
           headers: flatHeaders(req),
-          body: Buffer.concat(chunks).toString('utf8'),
+          body,
         });
+      }
       if (tooLarge) {
         sendJson(res, 413, { message: 'Payload too large', error: true });
         return;
@@ -268,7 +272,7 @@ function createSandboxServer(
         return;
       }
       try {
-        handler.handle(req, res, url);
+        handler.handle(req, res, url, body);
       } catch {
         sendJson(res, 500, { message: 'Internal server error', error: true });
       }

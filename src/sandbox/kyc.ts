@@ -1,7 +1,7 @@
 /**
  * The simulated KYC interface: `GET /api/v1/user/kyc` (upstream spec 4.2), the
- * stand-in of the browser SDK script (spec 4.3), and the store of KYC users
- * that both read and (through the SDK, later) write.
+ * stand-in of the browser SDK (spec 4.3; its endpoints are in sdk/api.ts), and
+ * the store of KYC users that the interface reads and the SDK's widget writes.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
@@ -20,6 +20,7 @@ import {
   send,
   sendJson,
 } from './http.ts';
+import { handleSdkRequest, isSdkPath } from './sdk/api.ts';
 
 /** A check to record on a level; `status` defaults to `true` (passed). */
 export type KycCheckInput = {
@@ -145,55 +146,21 @@ export type KycHandlerOptions = {
   slowMs: number;
   /** The users. */
   store: KycStore;
+  /** The public key the SDK's widget presents. */
+  publicKey: string;
+  /** The clock. */
+  now: () => number;
 };
 
 const KYC_PATH = '/api/v1/user/kyc';
-const SDK_PATH = '/sdk/kyc.js';
 
-/**
- * The stand-in of the provider's browser SDK: same constructor and methods
- * (spec 4.3), no widget yet. It reports ready and nothing else, so a page can
- * be wired up against it.
- */
-export const SDK_PLACEHOLDER_SCRIPT = `/* Sandbox stand-in for the KYC SDK: no widget yet, it only reports ready. */
-(function () {
-  'use strict';
-  window.InitServiceKyc = function (public_key, slug, userRef, name, levelSlug) {
-    var self = {
-      publicKey: public_key,
-      slug: slug,
-      userRef: userRef,
-      name: name,
-      levelSlug: levelSlug,
-      kyc: function (options) {
-        var onReady = options && options.onReady;
-        if (typeof onReady === 'function') {
-          setTimeout(function () { onReady(); }, 0);
-        }
-      },
-      close: function () {}
-    };
-    return self;
-  };
-})();
-`;
-
-/** Creates the handler of the KYC interface (and of the SDK script). */
+/** Creates the handler of the KYC interface (and of the SDK: script, style, widget endpoints). */
 export function createKycHandler(options: KycHandlerOptions): SandboxHandler {
   const delayed = new DelayedAnswers();
 
-  const handle = (req: IncomingMessage, res: ServerResponse, url: URL): void => {
-    if (url.pathname === SDK_PATH) {
-      if (req.method !== 'GET') {
-        sendJson(
-          res,
-          405,
-          { message: 'Method not allowed', error: true, data: null },
-          { allow: 'GET' },
-        );
-        return;
-      }
-      send(res, 200, 'text/javascript; charset=utf-8', SDK_PLACEHOLDER_SCRIPT);
+  const handle = (req: IncomingMessage, res: ServerResponse, url: URL, body: string): void => {
+    if (isSdkPath(url.pathname)) {
+      handleSdkRequest(options, req, res, url, body);
       return;
     }
     if (url.pathname !== KYC_PATH) {

@@ -10,7 +10,7 @@ import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { type GraphQLFormattedError, print } from 'graphql';
 import { SignJWT } from 'jose';
 import { expect } from 'vitest';
-import { createApp } from '../../src/app.ts';
+import { type AppInputs, createApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
@@ -55,11 +55,14 @@ export function sandboxUpstreams(sandbox: Sandbox): Upstreams {
   };
 }
 
-/** Starts a gateway against `upstreams`, with extra environment settings. */
+/**
+ * Starts a gateway against `upstreams`, with extra environment settings and composition inputs
+ * (e.g. `kycPageDemoSecret` for the /kyc page's demo tokens).
+ */
 export async function startGateway(
   upstreams: Upstreams,
   env: Record<string, string> = {},
-  options: { logLines?: string[] } = {},
+  options: { logLines?: string[] } & Pick<AppInputs, 'kycPageDemoSecret'> = {},
 ): Promise<TestGateway> {
   const config = loadConfig({
     AUTH_JWT_SECRET: TEST_JWT_SECRET,
@@ -93,6 +96,9 @@ export async function startGateway(
     kyc: config.kyc,
     auth: config.auth,
     ...(logger && { logger }),
+    ...(options.kycPageDemoSecret !== undefined && {
+      kycPageDemoSecret: options.kycPageDemoSecret,
+    }),
   });
   const server = createServer(gateway.handle);
   server.listen(0, '127.0.0.1');
