@@ -45,7 +45,7 @@ const config: CodegenConfig = {
           JSON: 'unknown',
         },
       },
-      presetConfig: { fragmentMasking: false },
+      presetConfig: { fragmentMasking: false, persistedDocuments: { mode: 'embedHashInDocument' } },
     },
   },
 };

@@ -13,6 +13,7 @@ import type {
   KycUpstreamConfig,
   PaymentUpstreamConfig,
 } from './config.ts';
+import { MemoryRateLimiter, UNLIMITED } from './http/rate-limit.ts';
 import { createLogger, type Logger } from './observability/logger.ts';
 import { GatewayMetrics } from './observability/metrics.ts';
 import { createGateway, type Gateway } from './server.ts';
@@ -95,6 +96,14 @@ export function createApp(inputs: AppInputs): Gateway {
   });
   const authenticate: Authenticator = createAuthenticator(inputs.auth);
   return createGateway({
+    hardening: {
+      limits: config.limits,
+      production: config.production,
+      introspection: config.introspection,
+      trustedDocuments: config.trustedDocuments,
+    },
+    corsOrigins: config.corsOrigins,
+    rateLimiter: config.rateLimit.rps === 0 ? UNLIMITED : new MemoryRateLimiter(config.rateLimit),
     sources,
     authenticate,
     metrics,

@@ -61,6 +61,32 @@ export interface CacheConfig {
   staleSeconds: number;
 }
 
+/** Abuse limits (contract §9): checked before execution, with no upstream call. */
+export interface LimitsConfig {
+  depth: number;
+  aliases: number;
+  directives: number;
+  tokens: number;
+  /** Largest GraphQL document, in bytes. */
+  documentBytes: number;
+  /** Largest request body, in bytes. */
+  bodyBytes: number;
+  /** Most root fields in one operation (fragments expanded). */
+  rootFields: number;
+  /** Most estimated cost; `transactions` counts each of its references. */
+  cost: number;
+}
+
+export interface RateLimitConfig {
+  /** Sustained requests per second per caller; 0 turns the limit off. */
+  rps: number;
+  /** Requests a caller may make at once above the sustained rate. */
+  burst: number;
+}
+
+/** Which documents the gateway accepts (trusted documents). */
+export type TrustedDocumentsMode = 'off' | 'allow' | 'only';
+
 export interface LogConfig {
   level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Extra pino redaction paths, on top of the built-in list. */
@@ -109,6 +135,17 @@ export interface GatewayConfig {
   /** Undefined in sandbox mode when no auth setting is given: main.ts makes a random secret. */
   auth?: AuthConfig;
   graphiql: boolean;
+  /** Whether introspection is answered (off in production unless enabled). */
+  introspection: boolean;
+  /** Origins allowed by CORS; empty: no CORS headers at all. */
+  corsOrigins: string[];
+  limits: LimitsConfig;
+  rateLimit: RateLimitConfig;
+  /**
+   * `off`: any document; `allow`: known documents by hash, and any other document as usual;
+   * `only`: known documents only (by hash or by identical text).
+   */
+  trustedDocuments: TrustedDocumentsMode;
   /** Whether the KYC web page is served at /kyc. */
   kycPage: boolean;
   /** Most entries in `transactions(txRefs:)`. */
@@ -224,6 +261,39 @@ function slug(name: string, value: string): string {
     );
   }
   return value;
+}
+
+function corsOrigins(env: Env): string[] {
+  const value = raw(env, 'CORS_ORIGINS');
+  if (value === undefined) return [];
+  return value.split(',').map((origin) => {
+    const trimmed = origin.trim();
+    let parsed: URL;
+    try {
+      parsed = new URL(trimmed);
+    } catch {
+      throw new ConfigError(
+        'CORS_ORIGINS',
+        `must list origins such as https://app.example (got ${JSON.stringify(trimmed)})`,
+      );
+    }
+    if (parsed.origin !== trimmed.replace(/\/$/, '')) {
+      throw new ConfigError(
+        'CORS_ORIGINS',
+        `must list bare origins, no path (got ${JSON.stringify(trimmed)})`,
+      );
+    }
+    return parsed.origin;
+  });
+}
+
+function trustedDocuments(env: Env): TrustedDocumentsMode {
+  const value = (raw(env, 'TRUSTED_DOCUMENTS') ?? 'allow').toLowerCase();
+  if (value === 'off' || value === 'allow' || value === 'only') return value;
+  throw new ConfigError(
+    'TRUSTED_DOCUMENTS',
+    `must be off, allow or only (got ${JSON.stringify(value)})`,
+  );
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -348,6 +418,23 @@ export function loadConfig(env: Env): GatewayConfig {
     sandboxSlowMs: integer(env, 'SANDBOX_SLOW_MS', 10_000, 0, 600_000),
     ...(authConfig && { auth: authConfig }),
     graphiql: boolean(env, 'GRAPHIQL', !production),
+    introspection: boolean(env, 'INTROSPECTION', !production),
+    corsOrigins: corsOrigins(env),
+    limits: {
+      depth: integer(env, 'LIMIT_DEPTH', 12, 1, 1000),
+      aliases: integer(env, 'LIMIT_ALIASES', 30, 0, 10_000),
+      directives: integer(env, 'LIMIT_DIRECTIVES', 50, 0, 10_000),
+      tokens: integer(env, 'LIMIT_TOKENS', 5000, 10, 1_000_000),
+      documentBytes: integer(env, 'LIMIT_DOCUMENT_BYTES', 65_536, 64, 16_777_216),
+      bodyBytes: integer(env, 'LIMIT_BODY_BYTES', 1_048_576, 1024, 104_857_600),
+      rootFields: integer(env, 'LIMIT_ROOT_FIELDS', 20, 1, 100),
+      cost: integer(env, 'LIMIT_COST', 5000, 1, 1_000_000),
+    },
+    rateLimit: {
+      rps: integer(env, 'RATE_LIMIT_RPS', 10, 0, 1_000_000),
+      burst: integer(env, 'RATE_LIMIT_BURST', 60, 1, 1_000_000),
+    },
+    trustedDocuments: trustedDocuments(env),
     kycPage: boolean(env, 'KYC_PAGE', sandbox),
     maxBatchSize: integer(env, 'MAX_BATCH_SIZE', 100, 1, 100),
     live: {

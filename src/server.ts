@@ -6,12 +6,16 @@
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { createSchema, createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Authenticator } from './auth/tokens.ts';
 import type { RecordSources } from './cache/sources.ts';
 import type { GraphQLContext, ResolverSettings } from './context.ts';
+import { RateLimitedError } from './errors.ts';
+import { type HardeningOptions, hardeningPlugins } from './graphql/hardening.ts';
 import { resolvers } from './graphql/resolvers/index.ts';
 import { useStaleExtension } from './graphql/stale.ts';
+import type { RateLimiter } from './http/rate-limit.ts';
 import { createLoaders, type StaleRecord } from './loaders/index.ts';
 import type { Logger } from './observability/logger.ts';
 import type { GatewayMetrics } from './observability/metrics.ts';
@@ -48,6 +52,10 @@ export interface GatewayDeps {
   readiness: ReadinessCheck;
   /** Serves the KYC web page (`/kyc` and its assets) when it is on; absent, those paths 404. */
   kycPage?: KycPageHandler;
+  hardening: HardeningOptions;
+  /** Origins allowed by CORS; empty: no CORS at all. */
+  corsOrigins: string[];
+  rateLimiter: RateLimiter;
   /** Closes upstream pools and the cache. */
   close: () => Promise<void>;
 }
@@ -73,6 +81,30 @@ function send(
   res.end(body);
 }
 
+/**
+ * Refuses a POST whose body is over the limit (413) or of unknown length (411) before Yoga
+ * reads it, so an oversized body is never buffered.
+ */
+function withinBodyLimit(req: IncomingMessage, res: ServerResponse, maxBytes: number): boolean {
+  const length = req.headers['content-length'];
+  const refuse = (status: number, message: string): false => {
+    res.writeHead(status, {
+      'content-type': 'application/json; charset=utf-8',
+      connection: 'close',
+    });
+    res.end(
+      JSON.stringify({ errors: [{ message, extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }] }),
+    );
+    req.resume();
+    return false;
+  };
+  if (length === undefined) return refuse(411, 'A POST body needs a Content-Length.');
+  if (!/^\d+$/.test(length) || Number(length) > maxBytes) {
+    return refuse(413, 'The request body is too large.');
+  }
+  return true;
+}
+
 /** Builds the gateway. */
 export function createGateway(deps: GatewayDeps): Gateway {
   const { metrics, logger } = deps;
@@ -94,11 +126,45 @@ export function createGateway(deps: GatewayDeps): Gateway {
             defaultQuery: DEFAULT_QUERY,
           },
     logging: false,
-    plugins: [useRequestRecord(), useStaleExtension()],
-    context: async ({ request }): Promise<GraphQLContext> => {
+    // Browsers may call only from the listed origins; none by default.
+    cors:
+      deps.corsOrigins.length === 0
+        ? false
+        : {
+            origin: deps.corsOrigins,
+            credentials: false,
+            methods: ['GET', 'POST'],
+            allowedHeaders: [
+              'authorization',
+              'content-type',
+              'x-request-id',
+              'x-graphql-yoga-csrf',
+            ],
+            exposedHeaders: ['x-request-id', 'retry-after'],
+            maxAge: 600,
+          },
+    batching: false,
+    plugins: [
+      useRequestRecord(),
+      ...hardeningPlugins(deps.hardening),
+      // A request a browser may send cross-site without a preflight (a plain GET, a form
+      // POST) must carry one of these headers; the bearer token counts, as a page cannot set
+      // it cross-site without CORS approving.
+      useCSRFPrevention({
+        requestHeaders: ['x-graphql-yoga-csrf', 'authorization', 'graphql-preflight'],
+      }),
+      useStaleExtension(),
+    ],
+    context: async ({ request, req }): Promise<GraphQLContext> => {
       const stale: StaleRecord[] = [];
+      const viewer = await deps.authenticate(request.headers.get('authorization'));
+      const caller = viewer.subject
+        ? `sub:${viewer.subject}`
+        : `ip:${req.socket.remoteAddress ?? ''}`;
+      const decision = await deps.rateLimiter.take(caller);
+      if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds);
       return {
-        viewer: await deps.authenticate(request.headers.get('authorization')),
+        viewer,
         loaders: createLoaders(deps.sources, stale),
         sources: deps.sources,
         settings: deps.settings,
@@ -131,6 +197,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const path = (req.url ?? '/').split('?', 1)[0];
     if (path === '/graphql') {
+      if (req.method === 'POST' && !withinBodyLimit(req, res, deps.hardening.limits.bodyBytes))
+        return;
       const incoming = req.headers['x-request-id'];
       const id =
         typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();

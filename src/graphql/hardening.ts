@@ -1,0 +1,306 @@
+/**
+ * Protections that run before any resolver or upstream call (contract §9, issue "Hardening"):
+ * document size, tokens, depth, aliases, directives (GraphQL Armor), root fields and cost
+ * (ours: cost counts `transactions` by the length of its list, variables included), trusted
+ * documents, field suggestions and introspection in production, and error codes on every error.
+ */
+import { readFileSync } from 'node:fs';
+import { blockFieldSuggestionsPlugin } from '@escape.tech/graphql-armor-block-field-suggestions';
+import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
+import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
+import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
+import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
+import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
+import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
+import {
+  type ASTVisitor,
+  type DocumentNode,
+  type ExecutionResult,
+  type FragmentDefinitionNode,
+  GraphQLError,
+  Kind,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+  type ValidationContext,
+  type ValueNode,
+} from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { LimitsConfig, TrustedDocumentsMode } from '../config.ts';
+
+export interface HardeningOptions {
+  limits: LimitsConfig;
+  production: boolean;
+  introspection: boolean;
+  trustedDocuments: TrustedDocumentsMode;
+}
+
+/** A refusal before execution: always GRAPHQL_VALIDATION_FAILED. */
+function refusal(message: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } });
+}
+
+/** "over the limit", with the number only outside production. */
+function overLimit(what: string, limit: number, production: boolean): string {
+  return production
+    ? `The operation exceeds the ${what} limit.`
+    : `The operation exceeds the ${what} limit of ${limit}.`;
+}
+
+function fragmentsOf(document: DocumentNode): Map<string, FragmentDefinitionNode> {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION)
+      fragments.set(definition.name.value, definition);
+  }
+  return fragments;
+}
+
+/**
+ * Counts the root fields of an operation, fragments and inline fragments expanded (each
+ * fragment once per path, and never in a cycle, which validation rejects anyway).
+ */
+function countRootFields(
+  selectionSet: SelectionSetNode,
+  fragments: Map<string, FragmentDefinitionNode>,
+  seen: Set<string> = new Set(),
+): number {
+  let count = 0;
+  for (const selection of selectionSet.selections) {
+    if (selection.kind === Kind.FIELD) {
+      if (!selection.name.value.startsWith('__')) count += 1;
+    } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+      count += countRootFields(selection.selectionSet, fragments, seen);
+    } else {
+      const name = selection.name.value;
+      const fragment = fragments.get(name);
+      if (!fragment || seen.has(name)) continue;
+      count += countRootFields(fragment.selectionSet, fragments, new Set([...seen, name]));
+    }
+  }
+  return count;
+}
+
+/** Validation rule: at most `max` root fields per operation. */
+function maxRootFieldsRule(max: number, production: boolean) {
+  return (context: ValidationContext): ASTVisitor => ({
+    OperationDefinition(operation: OperationDefinitionNode) {
+      const count = countRootFields(operation.selectionSet, fragmentsOf(context.getDocument()));
+      if (count > max) context.reportError(refusal(overLimit('root field', max, production)));
+    },
+  });
+}
+
+/** Length of a list argument given inline or through a variable; 1 when unknown. */
+function listLength(value: ValueNode | undefined, variables: Record<string, unknown>): number {
+  if (!value) return 1;
+  if (value.kind === Kind.LIST) return value.values.length;
+  if (value.kind === Kind.VARIABLE) {
+    const given = variables[value.name.value];
+    return Array.isArray(given) ? given.length : 1;
+  }
+  return 1;
+}
+
+/**
+ * Estimated cost: one per field resolved, with `transactions` multiplying its selection by
+ * the number of references asked (each may be an upstream call), and KYC level and check
+ * lists by a typical size. Fragments are expanded per use, so repeating a fragment costs.
+ */
+export function operationCost(
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Record<string, unknown>,
+): number {
+  const fragments = fragmentsOf(document);
+  const operations = document.definitions.filter(
+    (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
+  );
+  const operation =
+    operations.find((o) => o.name?.value === operationName) ??
+    (operations.length === 1 ? operations[0] : undefined);
+  if (!operation) return 0;
+  const LIST_ESTIMATE: Record<string, number> = { levels: 5, checks: 5 };
+  const walk = (
+    selectionSet: SelectionSetNode,
+    seen: ReadonlySet<string>,
+    depth: number,
+  ): number => {
+    if (depth > 64) return Number.POSITIVE_INFINITY;
+    let cost = 0;
+    for (const selection of selectionSet.selections) {
+      if (selection.kind === Kind.FIELD) {
+        const inner = selection.selectionSet ? walk(selection.selectionSet, seen, depth + 1) : 0;
+        const name = selection.name.value;
+        const multiplier =
+          name === 'transactions'
+            ? listLength(
+                selection.arguments?.find((a) => a.name.value === 'txRefs')?.value,
+                variables,
+              )
+            : (LIST_ESTIMATE[name] ?? 1);
+        cost += multiplier * (1 + inner);
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        cost += walk(selection.selectionSet, seen, depth + 1);
+      } else {
+        const name = selection.name.value;
+        const fragment = fragments.get(name);
+        if (fragment && !seen.has(name)) {
+          cost += walk(fragment.selectionSet, new Set([...seen, name]), depth + 1);
+        }
+      }
+    }
+    return cost;
+  };
+  return walk(operation.selectionSet, new Set(), 0);
+}
+
+/** Refuses, before any resolver runs, an operation whose cost is over the limit. */
+function useCostLimit(max: number, production: boolean): Plugin {
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      const cost = operationCost(args.document, args.operationName, args.variableValues ?? {});
+      if (cost > max) {
+        setResultAndStopExecution({ errors: [refusal(overLimit('cost', max, production))] });
+      }
+    },
+    onSubscribe({ args, setResultAndStopExecution }) {
+      const cost = operationCost(args.document, args.operationName, args.variableValues ?? {});
+      if (cost > max) {
+        setResultAndStopExecution({ errors: [refusal(overLimit('cost', max, production))] });
+      }
+    },
+  };
+}
+
+/** Refuses documents over the size limit before they are parsed. */
+function useDocumentSizeLimit(maxBytes: number, production: boolean): Plugin {
+  return {
+    onParams({ params, setResult }) {
+      if (typeof params.query === 'string' && Buffer.byteLength(params.query) > maxBytes) {
+        setResult({ errors: [refusal(overLimit('document size', maxBytes, production))] });
+      }
+    },
+  };
+}
+
+/** The trusted documents extracted by codegen from the project's own clients. */
+export function loadTrustedDocuments(): Map<string, string> {
+  const file = new URL('../client/generated/persisted-documents.json', import.meta.url);
+  const manifest = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
+  return new Map(Object.entries(manifest));
+}
+
+/**
+ * A document id from `documentId` ("sha256:<hex>" or "<hex>") or from the APQ-style
+ * `extensions.persistedQuery.sha256Hash`, as mobile clients send it.
+ */
+function documentIdOf(params: {
+  extensions?: Record<string, unknown>;
+  documentId?: unknown;
+}): string | null {
+  const direct = params.documentId;
+  const apq = (params.extensions?.persistedQuery as { sha256Hash?: unknown } | undefined)
+    ?.sha256Hash;
+  const id = typeof direct === 'string' ? direct : typeof apq === 'string' ? apq : null;
+  if (id === null) return null;
+  return id.startsWith('sha256:') ? id : `sha256:${id}`;
+}
+
+const REQUEST_ERROR_CODE: ReadonlyArray<[RegExp, string]> = [
+  [/JSON|query string|Unexpected|parse|body|content-type|Content-Type/i, 'GRAPHQL_PARSE_FAILED'],
+];
+
+/**
+ * Every error carries a contract code (§4): Yoga's own request errors (`BAD_REQUEST`: bad
+ * JSON, no query, a mutation over GET) become GRAPHQL_PARSE_FAILED or
+ * GRAPHQL_VALIDATION_FAILED, and `originalError` details are dropped.
+ */
+function useContractErrorCodes(): Plugin {
+  const fix = (result: ExecutionResult): ExecutionResult => {
+    if (!result.errors?.length) return result;
+    const errors = result.errors.map((error) => {
+      // Armor's token limit stops the parser, but it is a limit, not a syntax error.
+      const code =
+        error.extensions?.code === 'GRAPHQL_PARSE_FAILED' && /token limit/i.test(error.message)
+          ? 'GRAPHQL_VALIDATION_FAILED'
+          : error.extensions?.code;
+      if (code !== error.extensions?.code) {
+        return new GraphQLError(error.message, { extensions: { ...error.extensions, code } });
+      }
+      if (
+        code !== undefined &&
+        code !== 'BAD_REQUEST' &&
+        !('originalError' in (error.extensions ?? {}))
+      ) {
+        return error;
+      }
+      const { originalError: _dropped, ...extensions } = error.extensions ?? {};
+      const mapped =
+        code === 'BAD_REQUEST' || code === undefined
+          ? (REQUEST_ERROR_CODE.find(([pattern]) => pattern.test(error.message))?.[1] ??
+            'GRAPHQL_VALIDATION_FAILED')
+          : code;
+      return new GraphQLError(error.message, {
+        ...(error.nodes && { nodes: error.nodes }),
+        ...(error.path && { path: error.path }),
+        extensions: { ...extensions, code: mapped },
+      });
+    });
+    return { ...result, errors };
+  };
+  return {
+    onResultProcess({ result, setResult }) {
+      if (Array.isArray(result) || Symbol.asyncIterator in result) return;
+      setResult(fix(result as ExecutionResult));
+    },
+  };
+}
+
+/** The protection plugins, in the order they must run. */
+export function hardeningPlugins(options: HardeningOptions): Plugin[] {
+  const { limits, production } = options;
+  const exposeLimits = !production;
+  const plugins: Plugin[] = [
+    useContractErrorCodes(),
+    useDocumentSizeLimit(limits.documentBytes, production),
+  ];
+  if (options.trustedDocuments !== 'off') {
+    const documents = loadTrustedDocuments();
+    plugins.push(
+      usePersistedOperations({
+        getPersistedOperation: (key) => documents.get(key) ?? null,
+        allowArbitraryOperations: options.trustedDocuments === 'allow',
+        extractPersistedOperationId: documentIdOf,
+        customErrors: {
+          notFound: {
+            message: 'Unknown document id.',
+            extensions: { code: 'GRAPHQL_VALIDATION_FAILED' },
+          },
+          persistedQueryOnly: {
+            message: 'This gateway accepts only trusted documents, sent by their id.',
+            extensions: { code: 'GRAPHQL_VALIDATION_FAILED' },
+          },
+          keyNotFound: {
+            message: 'A document id is required.',
+            extensions: { code: 'GRAPHQL_VALIDATION_FAILED' },
+          },
+        },
+      }),
+    );
+  }
+  plugins.push(
+    maxTokensPlugin({ n: limits.tokens, exposeLimits }) as Plugin,
+    maxDepthPlugin({ n: limits.depth, exposeLimits, flattenFragments: true }) as Plugin,
+    maxAliasesPlugin({ n: limits.aliases, exposeLimits }) as Plugin,
+    maxDirectivesPlugin({ n: limits.directives, exposeLimits }) as Plugin,
+    {
+      onValidate({ addValidationRule }) {
+        addValidationRule(maxRootFieldsRule(limits.rootFields, production));
+      },
+    },
+    useCostLimit(limits.cost, production),
+  );
+  if (!options.introspection) plugins.push(useDisableIntrospection());
+  if (production) plugins.push(blockFieldSuggestionsPlugin() as Plugin);
+  return plugins;
+}
