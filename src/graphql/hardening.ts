@@ -281,8 +281,8 @@ export function hardeningPlugins(options: HardeningOptions): Plugin[] {
             extensions: { code: 'GRAPHQL_VALIDATION_FAILED' },
           },
           keyNotFound: {
-            message: 'A document id is required.',
-            extensions: { code: 'GRAPHQL_VALIDATION_FAILED' },
+            message: 'The request has no query and no document id.',
+            extensions: { code: 'GRAPHQL_PARSE_FAILED' },
           },
         },
       }),

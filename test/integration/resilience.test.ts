@@ -166,9 +166,10 @@ describe('stale on error', () => {
     const stale = await gql(gateway, TransactionDocument, { txRef: 'NT-ST1' }, token);
     expect(stale.errors).toBeUndefined();
     expect(stale.data?.transaction?.txRef).toBe('NT-ST1');
-    const records = (
-      stale.extensions?.stale as { records: Array<{ txRef: string; ageSeconds: number }> }
-    ).records;
+    const staleExtension = stale.extensions?.stale as
+      | { records: Array<{ txRef: string; ageSeconds: number }> }
+      | undefined;
+    const records = staleExtension?.records ?? [];
     expect(records).toHaveLength(1);
     expect(records[0]?.txRef).toBe('NT-ST1');
     expect(records[0]?.ageSeconds).toBeGreaterThanOrEqual(1);
