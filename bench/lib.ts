@@ -128,6 +128,31 @@ export async function startNode(options: StartOptions): Promise<Started> {
   };
 }
 
+/** Memory of a process started with bench/gc-probe.ts preloaded, right after a full GC. */
+export interface MemoryProbe {
+  rss: number;
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+  arrayBuffers: number;
+}
+
+/** Asks a process that preloads bench/gc-probe.ts for its memory after a full GC (SIGUSR2). */
+export async function probeMemory(target: Started, timeoutMs = 60_000): Promise<MemoryProbe> {
+  const seen = target.output().split('GC_PROBE ').length;
+  process.kill(target.pid, 'SIGUSR2');
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const parts = target.output().split('GC_PROBE ');
+    if (parts.length > seen) {
+      const line = (parts[parts.length - 1] ?? '').split('\n', 1)[0] ?? '';
+      return JSON.parse(line) as MemoryProbe;
+    }
+    if (Date.now() > until) throw new Error(`${target.name} did not answer the memory probe`);
+    await sleep(50);
+  }
+}
+
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** The resident set size of a process in bytes (0 when it cannot be read). */
