@@ -39,6 +39,8 @@ export interface Summary {
   idleMs: number;
   self: Row[];
   inclusive: Row[];
+  /** Inclusive time of the project's own functions (src/), libraries they call included. */
+  project: Row[];
   packages: Row[];
 }
 
@@ -131,8 +133,13 @@ export function summarise(file: string, top = 20): Summary {
   return {
     totalMs: totalUs / 1000,
     idleMs: idleUs / 1000,
-    self: rows(self, busyUs).slice(0, top),
+    self: rows(self, busyUs)
+      .filter((row) => row.name !== '(idle)')
+      .slice(0, top),
     inclusive: rows(inclusive, busyUs).filter(skipRoot).slice(0, top),
+    project: rows(inclusive, busyUs)
+      .filter((row) => row.where.startsWith('src/'))
+      .slice(0, top),
     packages: rows(packages, busyUs).slice(0, top),
   };
 }
@@ -156,6 +163,12 @@ export function renderSummary(title: string, summary: Summary): string {
     '| Inclusive (on stack) | Share | Function | Where |',
     '| -: | -: | --- | --- |',
     ...summary.inclusive.map(
+      (r) => `| ${r.ms.toFixed(0)} ms | ${pct(r.share)} | \`${r.name}\` | ${r.where} |`,
+    ),
+    '',
+    '| Inclusive, project code (src/) | Share | Function | Where |',
+    '| -: | -: | --- | --- |',
+    ...summary.project.map(
       (r) => `| ${r.ms.toFixed(0)} ms | ${pct(r.share)} | \`${r.name}\` | ${r.where} |`,
     ),
     '',
