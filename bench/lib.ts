@@ -1,0 +1,366 @@
+/**
+ * What bench/run.ts and bench/growth.ts share: starting and stopping the processes under test
+ * (pinned to a core with taskset when it exists), reading their memory and CPU from /proc, and
+ * driving load with autocannon while keeping every response time (autocannon's own histograms
+ * round to whole milliseconds, too coarse here).
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import autocannon from 'autocannon';
+import type { GraphQLBody } from './queries.ts';
+import { STUB_CREDENTIALS } from './queries.ts';
+
+export const ROOT = new URL('../', import.meta.url).pathname;
+const NODE = process.execPath;
+
+/** Whether `taskset` can be run here. */
+export const HAS_TASKSET = spawnSync('taskset', ['--version']).status === 0;
+const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK']).stdout?.toString().trim() || '100');
+
+/** Pins this process (every thread) to `core`; false when taskset is missing or refuses. */
+export function pinSelf(core: number): boolean {
+  if (!HAS_TASKSET) return false;
+  return spawnSync('taskset', ['-a', '-p', '-c', String(core), String(process.pid)]).status === 0;
+}
+
+export interface Started {
+  name: string;
+  pid: number;
+  port: number;
+  /** Everything the process wrote so far (stdout and stderr). */
+  output(): string;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process has exited. */
+  stop(graceMs?: number): Promise<void>;
+  /** SIGSTOP / SIGCONT: keeps an idle process (its GC threads too) off a shared core. */
+  pause(): void;
+  resume(): void;
+}
+
+const running = new Set<ChildProcess>();
+/** Ends every process this run started (by PID), e.g. when the run fails half-way. */
+export function stopAllNow(): void {
+  for (const child of running) {
+    if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
+      try {
+        process.kill(child.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  }
+}
+process.once('exit', stopAllNow);
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    stopAllNow();
+    process.exit(130);
+  });
+}
+
+export interface StartOptions {
+  name: string;
+  /** Script path relative to the project root. */
+  script: string;
+  env: Record<string, string>;
+  /** Core to pin to with taskset (ignored without taskset). */
+  core?: number;
+  nodeFlags?: string[];
+  /** Finds the listening port in the output. */
+  portPattern: RegExp;
+  timeoutMs?: number;
+}
+
+/** Starts a Node process (under `taskset -c core` when possible) and waits for its port. */
+export async function startNode(options: StartOptions): Promise<Started> {
+  const args = [...(options.nodeFlags ?? []), options.script];
+  const pinned = HAS_TASKSET && options.core !== undefined;
+  const child = pinned
+    ? spawn('taskset', ['-c', String(options.core), NODE, ...args], {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+    : spawn(NODE, args, {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const until = Date.now() + (options.timeoutMs ?? 15_000);
+  let port: number | undefined;
+  while (port === undefined) {
+    const match = options.portPattern.exec(output);
+    if (match?.[1]) port = Number(match[1]);
+    else if (child.exitCode !== null || Date.now() > until) {
+      child.kill('SIGKILL');
+      throw new Error(`${options.name} did not start; its output:\n${output}`);
+    } else await sleep(20);
+  }
+  const pid = child.pid;
+  if (pid === undefined) throw new Error(`${options.name} has no pid`);
+  return {
+    name: options.name,
+    pid,
+    port,
+    output: () => output,
+    pause: () => process.kill(pid, 'SIGSTOP'),
+    resume: () => process.kill(pid, 'SIGCONT'),
+    stop: async (graceMs = 15_000) => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = once(child, 'exit');
+      process.kill(pid, 'SIGCONT');
+      process.kill(pid, 'SIGTERM');
+      const timer = setTimeout(() => {
+        if (child.exitCode === null) process.kill(pid, 'SIGKILL');
+      }, graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Memory of a process started with bench/gc-probe.ts preloaded, right after a full GC. */
+export interface MemoryProbe {
+  rss: number;
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+  arrayBuffers: number;
+}
+
+/** Asks a process that preloads bench/gc-probe.ts for its memory after a full GC (SIGUSR2). */
+export async function probeMemory(target: Started, timeoutMs = 60_000): Promise<MemoryProbe> {
+  const seen = target.output().split('GC_PROBE ').length;
+  process.kill(target.pid, 'SIGUSR2');
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const parts = target.output().split('GC_PROBE ');
+    if (parts.length > seen) {
+      const line = (parts[parts.length - 1] ?? '').split('\n', 1)[0] ?? '';
+      return JSON.parse(line) as MemoryProbe;
+    }
+    if (Date.now() > until) throw new Error(`${target.name} did not answer the memory probe`);
+    await sleep(50);
+  }
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** The resident set size of a process in bytes (0 when it cannot be read). */
+export function rssBytes(pid: number): number {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match?.[1] ? Number(match[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU seconds (user + system) a process has used so far. */
+export function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+  } catch {
+    return 0;
+  }
+}
+
+/** Samples the RSS of a process every 100 ms; `stop()` gives the largest seen. */
+export function sampleRss(pid: number): { stop(): number } {
+  let max = rssBytes(pid);
+  const timer = setInterval(() => {
+    max = Math.max(max, rssBytes(pid));
+  }, 100);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return Math.max(max, rssBytes(pid));
+    },
+  };
+}
+
+/** Stub helpers: calls counted since the last reset. */
+export async function stubStats(stubPort: number): Promise<{ payment: number; kyc: number }> {
+  const response = await fetch(`http://127.0.0.1:${stubPort}/__stats`);
+  return (await response.json()) as { payment: number; kyc: number };
+}
+/** Waits until the stub's counters stop moving (requests still in flight have finished). */
+export async function settleStub(stubPort: number): Promise<{ payment: number; kyc: number }> {
+  let last = await stubStats(stubPort);
+  const until = Date.now() + 5000;
+  for (;;) {
+    await sleep(150);
+    const now = await stubStats(stubPort);
+    if ((now.payment === last.payment && now.kyc === last.kyc) || Date.now() > until) return now;
+    last = now;
+  }
+}
+export async function resetStub(stubPort: number): Promise<void> {
+  await fetch(`http://127.0.0.1:${stubPort}/__stats/reset`, { method: 'POST' });
+}
+
+/** The environment of a gateway process against the stub. */
+export function gatewayEnv(
+  stubPort: number,
+  extra: Record<string, string>,
+): Record<string, string> {
+  const url = `http://127.0.0.1:${stubPort}`;
+  return {
+    PAYMENT_API_URL: url,
+    PAYMENT_ACCESS_TOKEN: STUB_CREDENTIALS.paymentAccessToken,
+    KYC_API_URL: url,
+    KYC_SECRET_KEY: STUB_CREDENTIALS.kycSecretKey,
+    KYC_PUBLIC_KEY: STUB_CREDENTIALS.kycPublicKey,
+    KYC_BUSINESS_SLUG: STUB_CREDENTIALS.kycBusinessSlug,
+    KYC_SDK_SCRIPT_URL: `${url}/sdk/kyc.js`,
+    RATE_LIMIT_RPS: '0',
+    GRAPHIQL: 'false',
+    NODE_ENV: 'production',
+    PORT: '0',
+    ...extra,
+  };
+}
+
+export const GATEWAY_PORT =
+  /serving GraphQL at http:\/\/127\.0\.0\.1:(\d+)\/graphql[\s\S]*Ready in/;
+export const JSON_PORT = /\{"port":(\d+)\}/;
+
+/** Posts one GraphQL body and returns the parsed answer (throws on a non-200). */
+export async function post(
+  url: string,
+  body: GraphQLBody,
+  headers: Record<string, string>,
+): Promise<{ data?: unknown; errors?: unknown }> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/graphql-response+json',
+      ...headers,
+    },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`${url} answered ${response.status}: ${text}`);
+  return JSON.parse(text) as { data?: unknown; errors?: unknown };
+}
+
+export interface LoadOptions {
+  url: string;
+  connections: number;
+  /** Seconds; ignored when `amount` is set. */
+  durationS: number;
+  /** Stop after this many requests instead of after a duration. */
+  amount?: number;
+  headers: Record<string, string>;
+  /** A fixed body, or a new body for each request. */
+  body: GraphQLBody | (() => GraphQLBody);
+}
+
+export interface LoadResult {
+  /** Responses received. */
+  requests: number;
+  /** Requests sent (includes those still in flight when the run stopped). */
+  sent: number;
+  durationS: number;
+  rps: number;
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  meanMs: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  /** CPU this (load generator) process used, as a share of one core. */
+  loadgenCpu: number;
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const index = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
+  return sorted[Math.max(0, index)] ?? Number.NaN;
+}
+
+/** Runs autocannon against `url` and returns throughput and exact latency percentiles. */
+export function load(options: LoadOptions): Promise<LoadResult> {
+  const headers = { 'content-type': 'application/json', ...options.headers };
+  const { body } = options;
+  const fixed = typeof body === 'function' ? undefined : JSON.stringify(body);
+  let times = new Float64Array(1 << 16);
+  let count = 0;
+  const cpuBefore = process.cpuUsage();
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: options.url,
+        method: 'POST',
+        connections: options.connections,
+        duration: options.durationS,
+        ...(options.amount !== undefined && { amount: options.amount }),
+        headers,
+        ...(fixed !== undefined && { body: fixed }),
+        ...(typeof body === 'function' && {
+          requests: [
+            {
+              setupRequest: (request) => ({ ...request, body: JSON.stringify(body()) }),
+            },
+          ],
+        }),
+        timeout: 30,
+      },
+      (error, result) => {
+        if (error) {
+          reject(error);
+          return;
+        }
+        const elapsed = (performance.now() - started) / 1000;
+        const cpu = process.cpuUsage(cpuBefore);
+        const sorted = times.subarray(0, count).sort();
+        let sum = 0;
+        for (const t of sorted) sum += t;
+        resolve({
+          requests: count,
+          sent: result.requests.sent,
+          durationS: result.duration,
+          rps: count / result.duration,
+          p50Ms: percentile(sorted, 50),
+          p90Ms: percentile(sorted, 90),
+          p99Ms: percentile(sorted, 99),
+          maxMs: sorted[sorted.length - 1] ?? Number.NaN,
+          meanMs: count === 0 ? Number.NaN : sum / count,
+          non2xx: result.non2xx,
+          errors: result.errors,
+          timeouts: result.timeouts,
+          loadgenCpu: (cpu.user + cpu.system) / 1e6 / elapsed,
+        });
+      },
+    );
+    instance.on('response', (_client, _status, _bytes, responseTime) => {
+      if (count === times.length) {
+        const bigger = new Float64Array(times.length * 2);
+        bigger.set(times);
+        times = bigger;
+      }
+      times[count] = responseTime;
+      count += 1;
+    });
+  });
+}
+
+export const round = (value: number, digits = 2): number => {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+};

@@ -1,0 +1,190 @@
+/**
+ * Summarises a V8 .cpuprofile (from `node --cpu-prof`): the functions with the most self time,
+ * the functions with the most inclusive time (time with them anywhere on the stack), and self
+ * time by package.
+ *
+ *   node bench/profile-summary.ts bench/results/profiles/gateway-S1.cpuprofile [top=20]
+ */
+import { readFileSync } from 'node:fs';
+
+interface CallFrame {
+  functionName: string;
+  url: string;
+  lineNumber: number;
+  columnNumber: number;
+}
+interface ProfileNode {
+  id: number;
+  callFrame: CallFrame;
+  children?: number[];
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+  startTime: number;
+  endTime: number;
+}
+
+export interface Row {
+  name: string;
+  where: string;
+  ms: number;
+  share: number;
+}
+
+export interface Summary {
+  totalMs: number;
+  /** Time the process was idle (waiting in epoll). */
+  idleMs: number;
+  self: Row[];
+  inclusive: Row[];
+  /** Inclusive time of the project's own functions (src/), libraries they call included. */
+  project: Row[];
+  packages: Row[];
+}
+
+/** Where a frame comes from, short: `graphql/execution/execute.js:123`, `src/model/time.ts:40`. */
+function where(frame: CallFrame): string {
+  const { url } = frame;
+  if (url === '') return '(native)';
+  const line = frame.lineNumber + 1;
+  const nm = url.lastIndexOf('/node_modules/');
+  if (nm >= 0) return `${url.slice(nm + '/node_modules/'.length)}:${line}`;
+  const src = url.indexOf('/src/');
+  if (src >= 0) return `${url.slice(src + 1)}:${line}`;
+  if (url.startsWith('node:')) return `${url}:${line}`;
+  return `${url}:${line}`;
+}
+
+/** The package (or area) a frame belongs to. */
+function packageOf(frame: CallFrame): string {
+  const { url, functionName } = frame;
+  if (url === '') {
+    if (functionName.startsWith('(')) return functionName;
+    return '(native/builtins)';
+  }
+  const nm = url.lastIndexOf('/node_modules/');
+  if (nm >= 0) {
+    const rest = url.slice(nm + '/node_modules/'.length).split('/');
+    return rest[0]?.startsWith('@') ? `${rest[0]}/${rest[1]}` : (rest[0] ?? url);
+  }
+  if (url.startsWith('node:')) return 'node: (core modules)';
+  const src = url.indexOf('/src/');
+  if (src >= 0)
+    return url
+      .slice(src + 1)
+      .split('/')
+      .slice(0, 2)
+      .join('/');
+  return url;
+}
+
+export function summarise(file: string, top = 20): Summary {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+  const byId = new Map<number, ProfileNode>();
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) {
+    byId.set(node.id, node);
+    for (const child of node.children ?? []) parent.set(child, node.id);
+  }
+  const selfByNode = new Map<number, number>();
+  let totalUs = 0;
+  profile.samples.forEach((id, i) => {
+    const delta = profile.timeDeltas[i] ?? 0;
+    totalUs += delta;
+    selfByNode.set(id, (selfByNode.get(id) ?? 0) + delta);
+  });
+
+  const key = (frame: CallFrame) => `${frame.functionName || '(anonymous)'}\u0000${where(frame)}`;
+  const self = new Map<string, number>();
+  const packages = new Map<string, number>();
+  const inclusive = new Map<string, number>();
+  let idleUs = 0;
+  for (const [id, us] of selfByNode) {
+    const node = byId.get(id);
+    if (!node) continue;
+    if (node.callFrame.functionName === '(idle)') idleUs += us;
+    const k = key(node.callFrame);
+    self.set(k, (self.get(k) ?? 0) + us);
+    const p = packageOf(node.callFrame);
+    packages.set(p, (packages.get(p) ?? 0) + us);
+    // Inclusive: every distinct function on this node's stack gets the node's time once.
+    const seen = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const frame = byId.get(at)?.callFrame;
+      if (!frame) break;
+      const fk = key(frame);
+      if (seen.has(fk)) continue;
+      seen.add(fk);
+      inclusive.set(fk, (inclusive.get(fk) ?? 0) + us);
+    }
+  }
+  const busyUs = totalUs - idleUs;
+  const rows = (map: Map<string, number>, denominator: number): Row[] =>
+    [...map.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, us]) => {
+        const [name = '', at = ''] = k.split('\u0000');
+        return { name, where: at, ms: us / 1000, share: denominator > 0 ? us / denominator : 0 };
+      });
+  const skipRoot = (row: Row) =>
+    !['(root)', '(idle)', '(program)', '(garbage collector)'].includes(row.name);
+  return {
+    totalMs: totalUs / 1000,
+    idleMs: idleUs / 1000,
+    self: rows(self, busyUs)
+      .filter((row) => row.name !== '(idle)')
+      .slice(0, top),
+    inclusive: rows(inclusive, busyUs).filter(skipRoot).slice(0, top),
+    project: rows(inclusive, busyUs)
+      .filter((row) => row.where.startsWith('src/'))
+      .slice(0, top),
+    packages: rows(packages, busyUs).slice(0, top),
+  };
+}
+
+const pct = (share: number) => `${(share * 100).toFixed(1)} %`;
+
+/** A markdown rendering of a summary. */
+export function renderSummary(title: string, summary: Summary): string {
+  const lines = [
+    `### ${title}`,
+    '',
+    `Sampled ${(summary.totalMs / 1000).toFixed(1)} s, of which idle ${(summary.idleMs / 1000).toFixed(1)} s; shares below are of the busy time.`,
+    '',
+    '| # | Self time | Share | Function | Where |',
+    '| -: | -: | -: | --- | --- |',
+    ...summary.self.map(
+      (r, i) =>
+        `| ${i + 1} | ${r.ms.toFixed(0)} ms | ${pct(r.share)} | \`${r.name}\` | ${r.where} |`,
+    ),
+    '',
+    '| Inclusive (on stack) | Share | Function | Where |',
+    '| -: | -: | --- | --- |',
+    ...summary.inclusive.map(
+      (r) => `| ${r.ms.toFixed(0)} ms | ${pct(r.share)} | \`${r.name}\` | ${r.where} |`,
+    ),
+    '',
+    '| Inclusive, project code (src/) | Share | Function | Where |',
+    '| -: | -: | --- | --- |',
+    ...summary.project.map(
+      (r) => `| ${r.ms.toFixed(0)} ms | ${pct(r.share)} | \`${r.name}\` | ${r.where} |`,
+    ),
+    '',
+    '| Self time by package | Share | Package |',
+    '| -: | -: | --- |',
+    ...summary.packages.map((r) => `| ${r.ms.toFixed(0)} ms | ${pct(r.share)} | ${r.name} |`),
+    '',
+  ];
+  return lines.join('\n');
+}
+
+if (import.meta.main) {
+  const [file, top] = process.argv.slice(2);
+  if (file === undefined) {
+    console.error('usage: node bench/profile-summary.ts <file.cpuprofile> [top]');
+    process.exit(1);
+  }
+  console.log(renderSummary(file, summarise(file, Number(top ?? '20'))));
+}

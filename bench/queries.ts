@@ -1,0 +1,68 @@
+/**
+ * The fixed GraphQL documents of the benchmark, shared by the load generator (bench/run.ts,
+ * bench/growth.ts) and the reference server (bench/reference.ts), plus the credentials the
+ * upstream stub expects. The documents are sent with variables, as real clients do, so the text
+ * of each request body stays the same apart from the references.
+ */
+
+/** The Transaction selection of the README's example query. */
+const TRANSACTION_FIELDS = `txRef status rawStatus succeeded amount appFee merchantFee currency timestamp
+    customer { fullName email phone joinedAt }
+    card { first6 last4 masked expiry expiryMonth expiryYear cardType }`;
+
+export const TRANSACTION_QUERY = `query Tx($txRef: ID!) {
+  transaction(txRef: $txRef) {
+    ${TRANSACTION_FIELDS}
+  }
+}`;
+
+export const TRANSACTIONS_QUERY = `query Txs($txRefs: [ID!]!) {
+  transactions(txRefs: $txRefs) {
+    ${TRANSACTION_FIELDS}
+  }
+}`;
+
+/** The KycUser selection of the README's example query. */
+export const KYC_USER_QUERY = `query Kyc($userRef: ID!) {
+  kycUser(userRef: $userRef) {
+    userRef name verified level
+    currentLevel { slug name verified }
+    levels {
+      level slug verified
+      checks { name passed query result createdAt updatedAt }
+    }
+  }
+}`;
+
+/** What the stub accepts and the gateway and the reference send. */
+export const STUB_CREDENTIALS = {
+  paymentAccessToken: 'bench-payment-token-0123456789',
+  kycSecretKey: 'bench-kyc-secret-0123456789',
+  kycPublicKey: 'pk_bench_public',
+  kycBusinessSlug: 'bench-business',
+} as const;
+
+/** HS256 secret of the auth-on runs (at least 32 bytes). */
+export const BENCH_JWT_SECRET = 'bench-jwt-secret-that-is-long-enough-for-hs256';
+
+/** Upstream paths (spec 4.1, 4.2). */
+export const PAYMENT_PATH = '/pg/api/v1/transaction/status/';
+export const KYC_PATH = '/api/v1/user/kyc';
+
+/** A GraphQL request body. */
+export interface GraphQLBody {
+  query: string;
+  variables: Record<string, unknown>;
+}
+
+export function transactionBody(txRef: string): GraphQLBody {
+  return { query: TRANSACTION_QUERY, variables: { txRef } };
+}
+
+export function transactionsBody(txRefs: string[]): GraphQLBody {
+  return { query: TRANSACTIONS_QUERY, variables: { txRefs } };
+}
+
+export function kycUserBody(userRef: string): GraphQLBody {
+  return { query: KYC_USER_QUERY, variables: { userRef } };
+}
