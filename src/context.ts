@@ -27,8 +27,11 @@ export interface GraphQLContext {
   /** The process-wide sources, for reads that bypass per-request batching (subscriptions). */
   sources: RecordSources;
   settings: ResolverSettings;
-  /** Aborted when the client goes away. */
-  signal: AbortSignal;
+  /**
+   * Aborted when the client goes away. A function, so that only the subscriptions that need
+   * it pay for it (the Fetch adapter builds an AbortController on first access).
+   */
+  signal: () => AbortSignal;
   /** Records served stale to this request (reported in `extensions.stale`). */
   stale: StaleRecord[];
 }

@@ -168,7 +168,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         loaders: createLoaders(deps.sources, stale),
         sources: deps.sources,
         settings: deps.settings,
-        signal: request.signal,
+        signal: () => request.signal,
         stale,
       };
     },

@@ -11,11 +11,14 @@ import {
   jwtVerify,
   SignJWT,
 } from 'jose';
+import { LRUCache } from 'lru-cache';
 import type { AuthConfig } from '../config.ts';
 import { UnauthenticatedError } from '../errors.ts';
 import { UNCHECKED_VIEWER, type Viewer } from './viewer.ts';
 
 const SYMMETRIC = ['HS256'];
+/** Longest time a verified token is remembered without checking its signature again. */
+const REMEMBER_MS = 5 * 60_000;
 const ASYMMETRIC = ['RS256', 'ES256'];
 
 /** Turns the Authorization header of a request into a Viewer, or throws UNAUTHENTICATED. */
@@ -41,10 +44,17 @@ export function createAuthenticator(config: AuthConfig): Authenticator {
     ...(config.audience !== undefined && { audience: config.audience }),
   };
 
+  // Verified tokens, remembered until they expire (at most a few minutes, so that a key
+  // removed from the JWKS stops being honoured soon): a signature check per request showed in
+  // profiles. Only successes are remembered.
+  const verified = new LRUCache<string, { viewer: Viewer; until: number }>({ max: 10_000 });
+
   return async (authorization) => {
     const match = authorization === null ? null : /^Bearer\s+(\S+)\s*$/i.exec(authorization);
     const token = match?.[1];
     if (token === undefined) throw new UnauthenticatedError('A bearer token is required.');
+    const known = verified.get(token);
+    if (known && known.until > Date.now()) return known.viewer;
     let alg: string | undefined;
     try {
       alg = decodeProtectedHeader(token).alg;

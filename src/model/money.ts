@@ -3,6 +3,9 @@
  * binary value (so 1.005 becomes 1.01, where `Math.round(1.005 * 100) / 100` gives 1).
  */
 export function toCents(value: number): number {
+  // Most amounts already are the double nearest to a whole number of cents.
+  const scaled = value * 100;
+  if (Number.isInteger(scaled) && scaled / 100 === value) return value;
   const text = Math.abs(value).toString();
   // Exponent notation: either at least 1e21 (already whole, and * 100 would lose digits) or
   // below 1e-6 (which rounds to zero).

@@ -2,27 +2,131 @@
  * Reading upstream times, which carry no zone, as instants (contract §1, `DateTime`).
  * Payment: `Jan 5, 2024, 3:04:05 PM` (the space before AM/PM may be a narrow no-break space, as
  * `Intl` writes it). KYC: `05-01-2024 15:04:05` (DD-MM-YYYY). An ISO 8601 time with an offset is
- * accepted too. Anything else, or a wall time that does not exist in the zone (a DST gap), is
- * refused rather than guessed: a wrong date is worse than none.
+ * accepted too. Anything else — an impossible date, hour 13 PM, 24:00:00, a wall time that does
+ * not exist in the zone (a DST gap) or that happened twice (the hour repeated when clocks go
+ * back) — is refused rather than guessed: a wrong date is worse than none.
+ *
+ * Written with regular expressions, `Date.UTC` and one cached `Intl.DateTimeFormat` per zone
+ * rather than a date library: this runs for every time field of every response, and a
+ * format-string parser cost a fifth of the gateway's CPU on cache hits.
  */
-import { DateTime } from 'luxon';
-
-const PAYMENT_FORMATS = [
-  'LLL d, yyyy, h:mm:ss a',
-  'LLLL d, yyyy, h:mm:ss a',
-  'LLL d, yyyy h:mm:ss a',
-];
-const KYC_FORMATS = ['dd-MM-yyyy HH:mm:ss', 'd-M-yyyy H:mm:ss'];
-const HAS_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/;
 
 export type UpstreamTimeForm = 'payment' | 'kyc';
 
-function normalize(text: string): string {
-  return text
-    .replace(/[\u00a0\u202f\u2007\u2009]/g, ' ')
-    .replace(/\s+/g, ' ')
-    .replace(/\bSept\b/i, 'Sep')
-    .trim();
+const MONTHS: ReadonlyMap<string, number> = new Map(
+  [
+    ['jan', 'january'],
+    ['feb', 'february'],
+    ['mar', 'march'],
+    ['apr', 'april'],
+    ['may', 'may'],
+    ['jun', 'june'],
+    ['jul', 'july'],
+    ['aug', 'august'],
+    ['sep', 'september'],
+    ['oct', 'october'],
+    ['nov', 'november'],
+    ['dec', 'december'],
+  ].flatMap(
+    ([short, long], index): Array<[string, number]> => [
+      [short as string, index + 1],
+      [long as string, index + 1],
+    ],
+  ),
+).set('sept', 9);
+
+const PAYMENT = /^([A-Za-z]{3,9})\.? (\d{1,2}), (\d{4}),? (\d{1,2}):(\d{2}):(\d{2}) ([AaPp][Mm])$/;
+const KYC = /^(\d{1,2})-(\d{1,2})-(\d{4}) (\d{1,2}):(\d{2}):(\d{2})$/;
+const ISO =
+  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
+const SPACES = /[\s\u00a0\u202f\u2007\u2009]+/g;
+const DAY_MS = 86_400_000;
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatterFor(zone: string): Intl.DateTimeFormat {
+  let formatter = formatters.get(zone);
+  if (!formatter) {
+    formatter = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    });
+    formatters.set(zone, formatter);
+  }
+  return formatter;
+}
+
+/** The zone's offset from UTC at instant `t` (whole seconds), in ms: local = t + offset. */
+function offsetAt(t: number, zone: string): number {
+  const fields: Record<string, number> = {};
+  for (const part of formatterFor(zone).formatToParts(t)) {
+    if (part.type !== 'literal') fields[part.type] = Number(part.value);
+  }
+  const local = Date.UTC(
+    fields.year ?? 0,
+    (fields.month ?? 1) - 1,
+    fields.day ?? 1,
+    fields.hour ?? 0,
+    fields.minute ?? 0,
+    fields.second ?? 0,
+  );
+  return local - t;
+}
+
+/** The one instant at which the zone's clocks showed this wall time, or undefined. */
+function wallToInstant(
+  year: number,
+  month: number,
+  day: number,
+  hour: number,
+  minute: number,
+  second: number,
+  zone: string,
+): number | undefined {
+  if (
+    year < 1000 ||
+    month < 1 ||
+    month > 12 ||
+    day < 1 ||
+    hour > 23 ||
+    minute > 59 ||
+    second > 59
+  ) {
+    return undefined;
+  }
+  const wall = Date.UTC(year, month - 1, day, hour, minute, second);
+  const check = new Date(wall);
+  if (check.getUTCDate() !== day || check.getUTCMonth() !== month - 1) return undefined;
+  if (zone === 'UTC') return wall;
+  // Every offset the zone could have near this time; keep those that reproduce the wall time.
+  const offsets = new Set([
+    offsetAt(wall - DAY_MS, zone),
+    offsetAt(wall, zone),
+    offsetAt(wall + DAY_MS, zone),
+  ]);
+  const instants = new Set<number>();
+  for (const offset of offsets) {
+    const instant = wall - offset;
+    if (offsetAt(instant, zone) === offset) instants.add(instant);
+  }
+  // None: a DST gap (never happened). Two: the repeated hour (happened twice).
+  return instants.size === 1 ? [...instants][0] : undefined;
+}
+
+function parseIso(text: string): string | undefined {
+  const match = ISO.exec(text);
+  if (!match) return undefined;
+  const [, y, mo, d, h, mi] = match;
+  const check = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi)));
+  if (check.getUTCDate() !== Number(d) || Number(h) > 23 || Number(mi) > 59) return undefined;
+  const value = Date.parse(text);
+  return Number.isNaN(value) ? undefined : new Date(value).toISOString();
 }
 
 /**
@@ -34,33 +138,40 @@ export function parseUpstreamTime(
   form: UpstreamTimeForm,
   zone: string,
 ): string | undefined {
-  const clean = normalize(text);
-  if (HAS_OFFSET.test(clean)) {
-    const iso = DateTime.fromISO(clean, { setZone: true });
-    return iso.isValid ? (iso.toUTC().toISO() ?? undefined) : undefined;
-  }
+  const clean = text.replace(SPACES, ' ').trim();
+  if (clean.includes('T')) return parseIso(clean);
+  let instant: number | undefined;
   if (form === 'payment') {
-    // luxon's `h` takes 0 and 13-23 too; with AM/PM only 1-12 is unambiguous.
-    const hour = /,? (\d{1,2}):\d{2}:\d{2} [AP]M$/i.exec(clean)?.[1];
-    if (hour === undefined || Number(hour) < 1 || Number(hour) > 12) return undefined;
+    const match = PAYMENT.exec(clean);
+    if (!match) return undefined;
+    const [, monthName = '', day, year, hour12, minute, second, meridiem = ''] = match;
+    const month = MONTHS.get(monthName.toLowerCase());
+    const h = Number(hour12);
+    // With AM/PM only 1-12 is unambiguous.
+    if (month === undefined || h < 1 || h > 12) return undefined;
+    const hour = (h % 12) + (meridiem.toUpperCase() === 'PM' ? 12 : 0);
+    instant = wallToInstant(
+      Number(year),
+      month,
+      Number(day),
+      hour,
+      Number(minute),
+      Number(second),
+      zone,
+    );
+  } else {
+    const match = KYC.exec(clean);
+    if (!match) return undefined;
+    const [, day, month, year, hour, minute, second] = match;
+    instant = wallToInstant(
+      Number(year),
+      Number(month),
+      Number(day),
+      Number(hour),
+      Number(minute),
+      Number(second),
+      zone,
+    );
   }
-  if (form === 'kyc') {
-    // luxon reads 24:00:00 as the next day's midnight; the upstream form has hours 00-23.
-    const hour = / (\d{1,2}):\d{2}:\d{2}$/.exec(clean)?.[1];
-    if (hour === undefined || Number(hour) > 23) return undefined;
-  }
-  const formats = form === 'payment' ? PAYMENT_FORMATS : KYC_FORMATS;
-  for (const format of formats) {
-    const parsed = DateTime.fromFormat(clean, format, { zone, locale: 'en-US' });
-    if (!parsed.isValid) continue;
-    // luxon moves a wall time inside a DST gap; such a time never happened, so refuse it.
-    const wall = DateTime.fromFormat(clean, format, { zone: 'UTC', locale: 'en-US' });
-    if (parsed.hour !== wall.hour || parsed.minute !== wall.minute || parsed.day !== wall.day) {
-      return undefined;
-    }
-    // A wall time in the hour repeated when clocks go back happened twice: refuse to pick one.
-    if (parsed.getPossibleOffsets().length > 1) return undefined;
-    return parsed.toUTC().toISO() ?? undefined;
-  }
-  return undefined;
+  return instant === undefined ? undefined : new Date(instant).toISOString();
 }

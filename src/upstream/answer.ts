@@ -10,7 +10,7 @@ import {
   UpstreamUnavailableError,
 } from '../errors.ts';
 import type { HttpResult } from './http.ts';
-import { describeIssue, envelopeShape } from './shapes.ts';
+import { describeIssue } from './shapes.ts';
 
 /** A message in an error envelope that says the record does not exist. */
 const NOT_FOUND = /not\s*found|unknown|does\s*not\s*exist|doesn't\s*exist|no\s+such/i;
@@ -39,11 +39,13 @@ export function readAnswer<T extends z.ZodType>(
   } catch {
     throw new UpstreamBadResponseError(upstream, 'the body is not JSON');
   }
-  const envelope = envelopeShape.safeParse(json);
-  if (envelope.success && envelope.data.error === true) {
-    const message = typeof envelope.data.message === 'string' ? envelope.data.message : '';
-    if (NOT_FOUND.test(message)) return null;
-    throw new UpstreamBadResponseError(upstream, 'it reported an error');
+  // The envelope's flag, read by hand: a second schema pass per answer showed in profiles.
+  if (typeof json === 'object' && json !== null && 'error' in json) {
+    const { error, message } = json as { error: unknown; message?: unknown };
+    if (error === true || error === 'true') {
+      if (typeof message === 'string' && NOT_FOUND.test(message)) return null;
+      throw new UpstreamBadResponseError(upstream, 'it reported an error');
+    }
   }
   const parsed = shape.safeParse(json);
   if (!parsed.success) throw new UpstreamBadResponseError(upstream, describeIssue(parsed.error));

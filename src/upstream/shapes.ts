@@ -147,12 +147,6 @@ export const kycResponseShape = z.object({
   data: kycDataShape,
 });
 
-/** The envelope alone, to read `error` and `message` before judging `data`. */
-export const envelopeShape = z.object({
-  error: flag,
-  message: z.unknown().optional(),
-});
-
 export type UpstreamKycCheck = z.output<typeof checkShape>;
 export type UpstreamKycLevel = z.output<typeof levelShape>;
 /** One validated KYC record, with the reference it was asked by. */

@@ -49,7 +49,7 @@ export const transactionStatus: NonNullable<SubscriptionResolvers['transactionSt
       }
       if (elapsed > 60_000) delay = Math.min(delay * 2, maxPollMs);
       try {
-        await sleep(Math.min(delay, maxWatchMs - elapsed), undefined, { signal: ctx.signal });
+        await sleep(Math.min(delay, maxWatchMs - elapsed), undefined, { signal: ctx.signal() });
       } catch {
         return;
       }
