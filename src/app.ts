@@ -103,6 +103,7 @@ export function createApp(inputs: AppInputs): Gateway {
       trustedDocuments: config.trustedDocuments,
     },
     corsOrigins: config.corsOrigins,
+    fastPath: config.fastPath,
     rateLimiter: config.rateLimit.rps === 0 ? UNLIMITED : new MemoryRateLimiter(config.rateLimit),
     sources,
     authenticate,

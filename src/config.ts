@@ -146,6 +146,8 @@ export interface GatewayConfig {
    * `only`: known documents only (by hash or by identical text).
    */
   trustedDocuments: TrustedDocumentsMode;
+  /** Whether JSON POSTs may take the fast path (same rules, no Fetch conversion). */
+  fastPath: boolean;
   /** Whether the KYC web page is served at /kyc. */
   kycPage: boolean;
   /** Most entries in `transactions(txRefs:)`. */
@@ -435,6 +437,7 @@ export function loadConfig(env: Env): GatewayConfig {
       burst: integer(env, 'RATE_LIMIT_BURST', 60, 1, 1_000_000),
     },
     trustedDocuments: trustedDocuments(env),
+    fastPath: boolean(env, 'FAST_PATH', true),
     kycPage: boolean(env, 'KYC_PAGE', sandbox),
     maxBatchSize: integer(env, 'MAX_BATCH_SIZE', 100, 1, 100),
     live: {

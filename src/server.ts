@@ -12,9 +12,15 @@ import type { Authenticator } from './auth/tokens.ts';
 import type { RecordSources } from './cache/sources.ts';
 import type { GraphQLContext, ResolverSettings } from './context.ts';
 import { RateLimitedError } from './errors.ts';
-import { type HardeningOptions, hardeningPlugins } from './graphql/hardening.ts';
+import {
+  createParser,
+  extraValidationRules,
+  type HardeningOptions,
+  hardeningPlugins,
+} from './graphql/hardening.ts';
 import { resolvers } from './graphql/resolvers/index.ts';
 import { useStaleExtension } from './graphql/stale.ts';
+import { createFastPath } from './http/fast-path.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
 import { createLoaders, type StaleRecord } from './loaders/index.ts';
 import type { Logger } from './observability/logger.ts';
@@ -56,6 +62,8 @@ export interface GatewayDeps {
   /** Origins allowed by CORS; empty: no CORS at all. */
   corsOrigins: string[];
   rateLimiter: RateLimiter;
+  /** The fast path for JSON POSTs (default on); off, every request goes through Yoga. */
+  fastPath?: boolean;
   /** Closes upstream pools and the cache. */
   close: () => Promise<void>;
 }
@@ -108,11 +116,36 @@ function withinBodyLimit(req: IncomingMessage, res: ServerResponse, maxBytes: nu
 /** Builds the gateway. */
 export function createGateway(deps: GatewayDeps): Gateway {
   const { metrics, logger } = deps;
+  const schema = createSchema<GraphQLContext & NodeServerContext>({
+    typeDefs: loadTypeDefs(),
+    resolvers,
+  });
+
+  /** The context of one request; the same for Yoga's pipeline and the fast path. */
+  const buildContext = async (
+    req: IncomingMessage,
+    authorization: string | null,
+    signal: () => AbortSignal,
+  ): Promise<GraphQLContext> => {
+    const stale: StaleRecord[] = [];
+    const viewer = await deps.authenticate(authorization);
+    const caller = viewer.subject
+      ? `sub:${viewer.subject}`
+      : `ip:${req.socket.remoteAddress ?? ''}`;
+    const decision = await deps.rateLimiter.take(caller);
+    if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds);
+    return {
+      viewer,
+      loaders: createLoaders(deps.sources, stale),
+      sources: deps.sources,
+      settings: deps.settings,
+      signal,
+      stale,
+    };
+  };
+
   const yoga = createYoga<NodeServerContext, GraphQLContext>({
-    schema: createSchema<GraphQLContext & NodeServerContext>({
-      typeDefs: loadTypeDefs(),
-      resolvers,
-    }),
+    schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
     // Never add the original error to extensions, whatever NODE_ENV says: it may hold a URL.
@@ -155,24 +188,60 @@ export function createGateway(deps: GatewayDeps): Gateway {
       }),
       useStaleExtension(),
     ],
-    context: async ({ request, req }): Promise<GraphQLContext> => {
-      const stale: StaleRecord[] = [];
-      const viewer = await deps.authenticate(request.headers.get('authorization'));
-      const caller = viewer.subject
-        ? `sub:${viewer.subject}`
-        : `ip:${req.socket.remoteAddress ?? ''}`;
-      const decision = await deps.rateLimiter.take(caller);
-      if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds);
-      return {
-        viewer,
-        loaders: createLoaders(deps.sources, stale),
-        sources: deps.sources,
-        settings: deps.settings,
-        signal: () => request.signal,
-        stale,
-      };
-    },
+    context: ({ request, req }) =>
+      buildContext(req, request.headers.get('authorization'), () => request.signal),
   });
+
+  const tryFast = createFastPath({
+    schema,
+    parse: createParser(deps.hardening),
+    rules: extraValidationRules(deps.hardening),
+    maxCost: deps.hardening.limits.cost,
+    maxDocumentBytes: deps.hardening.limits.documentBytes,
+    acceptsText: deps.hardening.trustedDocuments !== 'only',
+    context: (req) =>
+      buildContext(req, req.headers.authorization ?? null, () => {
+        throw new Error('the fast path serves no subscriptions');
+      }),
+  });
+
+  /** Whether a POST may try the fast path (CORS and SSE are Yoga's). */
+  const fastEligible = (req: IncomingMessage): boolean =>
+    deps.fastPath !== false &&
+    req.method === 'POST' &&
+    !(req.headers.accept ?? '').includes('text/event-stream') &&
+    !(deps.corsOrigins.length > 0 && req.headers.origin !== undefined);
+
+  /** Reads the (length-checked) body, tries the fast path, else hands the body to Yoga. */
+  const serveBuffered = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    context: NodeServerContext,
+  ): Promise<void> => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks).toString('utf8');
+    const outcome = await tryFast(req, res, body, context.record);
+    metrics.fastPath.inc({ outcome });
+    if (outcome === 'answered') return;
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (typeof value === 'string') headers.set(name, value);
+      else if (Array.isArray(value)) for (const item of value) headers.append(name, item);
+    }
+    const response = await yoga.fetch(
+      `http://${req.headers.host ?? 'localhost'}${req.url ?? '/graphql'}`,
+      { method: 'POST', headers, body },
+      context,
+    );
+    const answer = Buffer.from(await response.arrayBuffer());
+    const outgoing: Record<string, string | string[]> = {};
+    response.headers.forEach((value, name) => {
+      if (name !== 'content-length') outgoing[name] = value;
+    });
+    res.writeHead(response.status, { ...outgoing, 'content-length': answer.length });
+    res.end(answer);
+  };
 
   /** One log line and the request metrics, when the response has gone out. */
   const finish = (record: RequestRecord, res: ServerResponse, started: number): void => {
@@ -206,7 +275,15 @@ export function createGateway(deps: GatewayDeps): Gateway {
       const record: RequestRecord = { id, codes: [] };
       const started = performance.now();
       res.once('close', () => finish(record, res, started));
-      void yoga.handle(req, res, { req, res, record });
+      const context = { req, res, record };
+      if (fastEligible(req)) {
+        serveBuffered(req, res, context).catch(() => {
+          if (!res.headersSent) send(res, 500, 'internal error\n');
+          else res.destroy();
+        });
+        return;
+      }
+      void yoga.handle(req, res, context);
       return;
     }
     if (path === '/healthz') {

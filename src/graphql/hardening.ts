@@ -6,11 +6,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { blockFieldSuggestionsPlugin } from '@escape.tech/graphql-armor-block-field-suggestions';
-import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
-import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
-import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
-import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
-import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
+import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
+import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
+import { maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives';
+import { MaxTokensParserWLexer } from '@escape.tech/graphql-armor-max-tokens';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import {
   type ASTVisitor,
@@ -19,9 +18,12 @@ import {
   type FragmentDefinitionNode,
   GraphQLError,
   Kind,
+  NoSchemaIntrospectionCustomRule,
   type OperationDefinitionNode,
   type SelectionSetNode,
+  type Source,
   type ValidationContext,
+  type ValidationRule,
   type ValueNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
@@ -256,10 +258,39 @@ function useContractErrorCodes(): Plugin {
   };
 }
 
+/**
+ * The parser with the token limit (GraphQL Armor's lexer counts tokens as it goes, so a huge
+ * document stops early). Shared by Yoga's pipeline and the fast path.
+ */
+export function createParser(options: HardeningOptions): (source: string | Source) => DocumentNode {
+  const { limits, production } = options;
+  return (source) =>
+    new MaxTokensParserWLexer(source, {
+      n: limits.tokens,
+      exposeLimits: !production,
+    }).parseDocument();
+}
+
+/**
+ * Validation rules on top of graphql's own: depth, aliases, directives (GraphQL Armor's rules,
+ * fragments flattened), root fields, and introspection when it is off. Shared by Yoga's
+ * pipeline and the fast path, so both refuse the same documents.
+ */
+export function extraValidationRules(options: HardeningOptions): ValidationRule[] {
+  const { limits, production } = options;
+  const exposeLimits = !production;
+  return [
+    maxDepthRule({ n: limits.depth, exposeLimits, flattenFragments: true }),
+    maxAliasesRule({ n: limits.aliases, exposeLimits }),
+    maxDirectivesRule({ n: limits.directives, exposeLimits }),
+    maxRootFieldsRule(limits.rootFields, production),
+    ...(options.introspection ? [] : [NoSchemaIntrospectionCustomRule]),
+  ];
+}
+
 /** The protection plugins, in the order they must run. */
 export function hardeningPlugins(options: HardeningOptions): Plugin[] {
   const { limits, production } = options;
-  const exposeLimits = !production;
   const plugins: Plugin[] = [
     useContractErrorCodes(),
     useDocumentSizeLimit(limits.documentBytes, production),
@@ -288,19 +319,19 @@ export function hardeningPlugins(options: HardeningOptions): Plugin[] {
       }),
     );
   }
+  const parse = createParser(options);
+  const rules = extraValidationRules(options);
   plugins.push(
-    maxTokensPlugin({ n: limits.tokens, exposeLimits }) as Plugin,
-    maxDepthPlugin({ n: limits.depth, exposeLimits, flattenFragments: true }) as Plugin,
-    maxAliasesPlugin({ n: limits.aliases, exposeLimits }) as Plugin,
-    maxDirectivesPlugin({ n: limits.directives, exposeLimits }) as Plugin,
     {
+      onParse({ setParseFn }) {
+        setParseFn(parse);
+      },
       onValidate({ addValidationRule }) {
-        addValidationRule(maxRootFieldsRule(limits.rootFields, production));
+        for (const rule of rules) addValidationRule(rule);
       },
     },
     useCostLimit(limits.cost, production),
   );
-  if (!options.introspection) plugins.push(useDisableIntrospection());
   if (production) plugins.push(blockFieldSuggestionsPlugin() as Plugin);
   return plugins;
 }

@@ -35,6 +35,13 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  readonly fastPath = new Counter({
+    name: 'gateway_fast_path_total',
+    help: 'JSON POSTs answered by the fast path, or declined to the full pipeline.',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   readonly upstreamCalls = new Counter({
     name: 'gateway_upstream_requests_total',
     help: 'HTTP calls to an upstream, by upstream and outcome.',
