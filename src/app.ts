@@ -135,7 +135,7 @@ export function createApp(inputs: AppInputs): Gateway {
       : false,
     close: async () => {
       await Promise.allSettled([payment.close(), kyc.close(), cache.close()]);
-      logger.flush();
+      await new Promise<void>((resolve) => logger.flush(() => resolve()));
     },
   });
 }
