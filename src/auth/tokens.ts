@@ -72,10 +72,14 @@ export function createAuthenticator(config: AuthConfig): Authenticator {
           'The token is signed with an algorithm this gateway does not accept.',
         );
       }
-      return {
+      const viewer: Viewer = {
         subject: typeof payload.sub === 'string' ? payload.sub : undefined,
         scopes: scopesOf(payload),
       };
+      const expires =
+        typeof payload.exp === 'number' ? payload.exp * 1000 : Number.POSITIVE_INFINITY;
+      verified.set(token, { viewer, until: Math.min(expires, Date.now() + REMEMBER_MS) });
+      return viewer;
     } catch (error) {
       if (error instanceof UnauthenticatedError) throw error;
       if (error instanceof errors.JWTExpired)

@@ -86,6 +86,18 @@ describe('authentication', () => {
     expect(response.errors?.[0]?.message).toMatch(/expired/);
   });
 
+  it('refuses a token once it expires, even after it was accepted (and remembered)', async () => {
+    const token = await new SignJWT({ scope: 'transactions:read' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('short-lived')
+      .setExpirationTime(Math.floor(Date.now() / 1000) + 2)
+      .sign(secret);
+    const first = await gql(gateway, TransactionDocument, { txRef: 'NT-SUCCESS001' }, token);
+    expect(first.status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    await refuse(token);
+  });
+
   it('refuses alg: none', async () => {
     const token = `${base64url({ alg: 'none', typ: 'JWT' })}.${base64url({
       sub: 'x',
