@@ -189,19 +189,22 @@ export function describeSandbox(
     sandbox.supplied.paymentAccessToken,
   );
   const key = secret('KYC_SECRET_KEY', c.kycSecretKey, sandbox.supplied.kycSecretKey);
+  const references = [
+    '  Demo transactions:',
+    ...table(PAYMENT_DEMO_REFERENCES),
+    '  Failure transactions:',
+    ...table(PAYMENT_FAILURE_REFERENCES),
+    '  Demo KYC users:',
+    ...table(KYC_DEMO_USERS),
+    '  Failure KYC users:',
+    ...table(KYC_FAILURE_USERS),
+  ];
   if (options.showCredentials === 'none') {
     return [
       `  Payment sandbox: ${sandbox.paymentUrl}    KYC sandbox: ${sandbox.kycUrl}`,
       `  KYC SDK script:  ${sandbox.sdkScriptUrl}`,
       '',
-      '  Demo transactions:',
-      ...table(PAYMENT_DEMO_REFERENCES),
-      '  Failure transactions:',
-      ...table(PAYMENT_FAILURE_REFERENCES),
-      '  Demo KYC users:',
-      ...table(KYC_DEMO_USERS),
-      '  Failure KYC users:',
-      ...table(KYC_FAILURE_USERS),
+      ...references,
       '  (more in src/sandbox/README.md)',
     ].join('\n');
   }
@@ -219,14 +222,7 @@ export function describeSandbox(
     `  curl -H 'Authorization: Bearer ${token}' ${sandbox.paymentUrl}/pg/api/v1/transaction/status/NT-SUCCESS001`,
     `  curl -H 'x-secret-key: ${key}' '${sandbox.kycUrl}/api/v1/user/kyc?userRef=usr_demo_tier1&slug=${encodeURIComponent(c.kycBusinessSlug)}'`,
     '',
-    '  Demo transactions:',
-    ...table(PAYMENT_DEMO_REFERENCES),
-    '  Failure transactions:',
-    ...table(PAYMENT_FAILURE_REFERENCES),
-    '  Demo KYC users:',
-    ...table(KYC_DEMO_USERS),
-    '  Failure KYC users:',
-    ...table(KYC_FAILURE_USERS),
+    ...references,
   ].join('\n');
 }
 

@@ -168,3 +168,14 @@ export function dataOf<TData>(response: GraphQLResponse<TData>): TData {
 export function codesOf(response: GraphQLResponse<unknown>): unknown[] {
   return (response.errors ?? []).map((error) => error.extensions?.code);
 }
+
+/** Runs `action` and asserts that the sandbox received no request meanwhile. */
+export async function withoutUpstreamCall<T>(
+  sandbox: Pick<Sandbox, 'requests'>,
+  action: () => Promise<T>,
+): Promise<T> {
+  const before = sandbox.requests.length;
+  const result = await action();
+  expect(sandbox.requests.length).toBe(before);
+  return result;
+}

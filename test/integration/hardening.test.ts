@@ -19,6 +19,7 @@ import {
   sandboxUpstreams,
   startGateway,
   type TestGateway,
+  withoutUpstreamCall,
 } from '../helpers/gateway.ts';
 
 let sandbox: Sandbox;
@@ -35,12 +36,8 @@ afterAll(async () => {
   await sandbox.close();
 });
 
-async function noUpstreamCall<T>(action: () => Promise<T>): Promise<T> {
-  const before = sandbox.requests.length;
-  const result = await action();
-  expect(sandbox.requests.length).toBe(before);
-  return result;
-}
+const noUpstreamCall = <T>(action: () => Promise<T>): Promise<T> =>
+  withoutUpstreamCall(sandbox, action);
 
 function refused(response: GraphQLResponse<unknown>): void {
   expect(response.data ?? null).toBeNull();
