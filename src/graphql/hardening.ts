@@ -206,13 +206,29 @@ function documentIdOf(params: {
   return id.startsWith('sha256:') ? id : `sha256:${id}`;
 }
 
+/** The codes of contract §4; any other code on an error is replaced. */
+const CONTRACT_CODES: ReadonlySet<unknown> = new Set([
+  'BAD_USER_INPUT',
+  'UNAUTHENTICATED',
+  'FORBIDDEN',
+  'RATE_LIMITED',
+  'UPSTREAM_TIMEOUT',
+  'UPSTREAM_UNAVAILABLE',
+  'UPSTREAM_AUTH_FAILED',
+  'UPSTREAM_BAD_RESPONSE',
+  'INTERNAL_SERVER_ERROR',
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+]);
+
 const REQUEST_ERROR_CODE: ReadonlyArray<[RegExp, string]> = [
   [/JSON|query string|Unexpected|parse|body|content-type|Content-Type/i, 'GRAPHQL_PARSE_FAILED'],
 ];
 
 /**
  * Every error carries a contract code (§4): Yoga's own request errors (`BAD_REQUEST`: bad
- * JSON, no query, a mutation over GET) become GRAPHQL_PARSE_FAILED or
+ * JSON, no query, a mutation over GET; `OPERATION_RESOLUTION_FAILURE`: no operation matches
+ * `operationName`; any other code outside the contract) become GRAPHQL_PARSE_FAILED or
  * GRAPHQL_VALIDATION_FAILED, and `originalError` details are dropped.
  */
 function useContractErrorCodes(): Plugin {
@@ -227,19 +243,14 @@ function useContractErrorCodes(): Plugin {
       if (code !== error.extensions?.code) {
         return new GraphQLError(error.message, { extensions: { ...error.extensions, code } });
       }
-      if (
-        code !== undefined &&
-        code !== 'BAD_REQUEST' &&
-        !('originalError' in (error.extensions ?? {}))
-      ) {
+      if (CONTRACT_CODES.has(code) && !('originalError' in (error.extensions ?? {}))) {
         return error;
       }
       const { originalError: _dropped, ...extensions } = error.extensions ?? {};
-      const mapped =
-        code === 'BAD_REQUEST' || code === undefined
-          ? (REQUEST_ERROR_CODE.find(([pattern]) => pattern.test(error.message))?.[1] ??
-            'GRAPHQL_VALIDATION_FAILED')
-          : code;
+      const mapped = CONTRACT_CODES.has(code)
+        ? code
+        : (REQUEST_ERROR_CODE.find(([pattern]) => pattern.test(error.message))?.[1] ??
+          'GRAPHQL_VALIDATION_FAILED');
       return new GraphQLError(error.message, {
         ...(error.nodes && { nodes: error.nodes }),
         ...(error.path && { path: error.path }),
