@@ -267,11 +267,37 @@ function useContractErrorCodes(): Plugin {
   };
 }
 
+/**
+ * A request that Yoga's parsers cannot read is the client's mistake: the GET and form parsers
+ * `JSON.parse` `variables` and `extensions` without a catch, and the multipart parser walks
+ * `map` as given, so `?variables=abc` or a `map` of `{"0":5}` threw a plain error that was
+ * masked as a 500. Such errors become 400, GRAPHQL_PARSE_FAILED. (Registered after Yoga's
+ * own parser plugins, so `requestParser` is the one chosen for the request.)
+ */
+function useUnreadableRequestErrors(): Plugin {
+  return {
+    onRequestParse({ requestParser, setRequestParser }) {
+      if (!requestParser) return;
+      setRequestParser(async (request) => {
+        try {
+          return await requestParser(request);
+        } catch (error) {
+          if (error instanceof GraphQLError || (error as Error)?.name === 'AbortError') throw error;
+          throw new GraphQLError('The request parameters could not be read.', {
+            extensions: { code: 'GRAPHQL_PARSE_FAILED', http: { status: 400 } },
+          });
+        }
+      });
+    },
+  };
+}
+
 /** The protection plugins, in the order they must run. */
 export function hardeningPlugins(options: HardeningOptions): Plugin[] {
   const { limits, production } = options;
   const exposeLimits = !production;
   const plugins: Plugin[] = [
+    useUnreadableRequestErrors(),
     useContractErrorCodes(),
     useDocumentSizeLimit(limits.documentBytes, production),
   ];
