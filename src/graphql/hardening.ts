@@ -183,6 +183,24 @@ function useDocumentSizeLimit(maxBytes: number, production: boolean): Plugin {
   };
 }
 
+/**
+ * graphql-js parses nested lists, input objects and selection sets recursively, so a document
+ * nested a couple of thousand levels deep, within the token limit (e.g.
+ * `transaction(txRef: [[[…"NT-1"…]]])`), can exhaust the stack; the RangeError was masked as a
+ * 500. It is refused before execution like any other document over a limit.
+ */
+function useParseStackLimit(): Plugin {
+  return {
+    onParse() {
+      return ({ result, replaceParseResult }) => {
+        if (result instanceof RangeError) {
+          replaceParseResult(refusal('The document is nested too deeply.'));
+        }
+      };
+    },
+  };
+}
+
 /** The trusted documents extracted by codegen from the project's own clients. */
 export function loadTrustedDocuments(): Map<string, string> {
   const file = new URL('../client/generated/persisted-documents.json', import.meta.url);
@@ -300,6 +318,7 @@ export function hardeningPlugins(options: HardeningOptions): Plugin[] {
     useUnreadableRequestErrors(),
     useContractErrorCodes(),
     useDocumentSizeLimit(limits.documentBytes, production),
+    useParseStackLimit(),
   ];
   if (options.trustedDocuments !== 'off') {
     const documents = loadTrustedDocuments();
