@@ -57,24 +57,33 @@ function fragmentsOf(document: DocumentNode): Map<string, FragmentDefinitionNode
 
 /**
  * Counts the root fields of an operation, fragments and inline fragments expanded (each
- * fragment once per path, and never in a cycle, which validation rejects anyway).
+ * fragment once per path, and never in a cycle, which validation rejects anyway). Each
+ * fragment's count is computed once (`memo`): fragments that spread the previous one twice
+ * would otherwise take time exponential in their number, in a document of a few hundred tokens.
  */
 function countRootFields(
   selectionSet: SelectionSetNode,
   fragments: Map<string, FragmentDefinitionNode>,
   seen: Set<string> = new Set(),
+  memo: Map<string, number> = new Map(),
 ): number {
   let count = 0;
   for (const selection of selectionSet.selections) {
     if (selection.kind === Kind.FIELD) {
       if (!selection.name.value.startsWith('__')) count += 1;
     } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-      count += countRootFields(selection.selectionSet, fragments, seen);
+      count += countRootFields(selection.selectionSet, fragments, seen, memo);
     } else {
       const name = selection.name.value;
       const fragment = fragments.get(name);
       if (!fragment || seen.has(name)) continue;
-      count += countRootFields(fragment.selectionSet, fragments, new Set([...seen, name]));
+      let fragmentCount = memo.get(name);
+      if (fragmentCount === undefined) {
+        const inner = new Set([...seen, name]);
+        fragmentCount = countRootFields(fragment.selectionSet, fragments, inner, memo);
+        memo.set(name, fragmentCount);
+      }
+      count += fragmentCount;
     }
   }
   return count;
@@ -104,7 +113,8 @@ function listLength(value: ValueNode | undefined, variables: Record<string, unkn
 /**
  * Estimated cost: one per field resolved, with `transactions` multiplying its selection by
  * the number of references asked (each may be an upstream call), and KYC level and check
- * lists by a typical size. Fragments are expanded per use, so repeating a fragment costs.
+ * lists by a typical size. Fragments are expanded per use, so repeating a fragment costs; the
+ * cost of each fragment is computed once, so that the time stays linear in the document.
  */
 export function operationCost(
   document: DocumentNode,
@@ -120,6 +130,7 @@ export function operationCost(
     (operations.length === 1 ? operations[0] : undefined);
   if (!operation) return 0;
   const LIST_ESTIMATE: Record<string, number> = { levels: 5, checks: 5 };
+  const fragmentCosts = new Map<string, number>();
   const walk = (
     selectionSet: SelectionSetNode,
     seen: ReadonlySet<string>,
@@ -145,7 +156,12 @@ export function operationCost(
         const name = selection.name.value;
         const fragment = fragments.get(name);
         if (fragment && !seen.has(name)) {
-          cost += walk(fragment.selectionSet, new Set([...seen, name]), depth + 1);
+          let fragmentCost = fragmentCosts.get(name);
+          if (fragmentCost === undefined) {
+            fragmentCost = walk(fragment.selectionSet, new Set([...seen, name]), depth + 1);
+            fragmentCosts.set(name, fragmentCost);
+          }
+          cost += fragmentCost;
         }
       }
     }
