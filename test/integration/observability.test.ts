@@ -55,7 +55,7 @@ describe('logs and metrics', () => {
       operation: 'Transactions',
       status: 200,
     });
-    expect([...(requestLines[0]?.errorCodes as string[])].sort()).toEqual([
+    expect([...((requestLines[0]?.errorCodes as string[] | undefined) ?? [])].sort()).toEqual([
       'UPSTREAM_AUTH_FAILED',
       'UPSTREAM_BAD_RESPONSE',
       'UPSTREAM_TIMEOUT',
