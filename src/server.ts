@@ -20,7 +20,7 @@ import {
 } from './graphql/hardening.ts';
 import { resolvers } from './graphql/resolvers/index.ts';
 import { useStaleExtension } from './graphql/stale.ts';
-import { createFastPath } from './http/fast-path.ts';
+import { answerType, createFastPath } from './http/fast-path.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
 import { createLoaders, type StaleRecord } from './loaders/index.ts';
 import type { Logger } from './observability/logger.ts';
@@ -76,6 +76,9 @@ export interface Gateway {
   logger: Logger;
   close: () => Promise<void>;
 }
+
+/** Headers that describe one connection's framing, not the answer: never copied over. */
+const HOP_BY_HOP = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive']);
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -178,8 +181,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
           },
     batching: false,
     plugins: [
-      useRequestRecord(),
       ...hardeningPlugins(deps.hardening),
+      // After the hardening plugins, so that it records the codes clients receive.
+      useRequestRecord(),
       // A request a browser may send cross-site without a preflight (a plain GET, a form
       // POST) must carry one of these headers; the bearer token counts, as a page cannot set
       // it cross-site without CORS approving.
@@ -209,6 +213,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const fastEligible = (req: IncomingMessage): boolean =>
     deps.fastPath !== false &&
     req.method === 'POST' &&
+    // Only answers that are one JSON document: streams (SSE, multipart) are Yoga's alone.
+    answerType(req.headers.accept) !== undefined &&
     !(req.headers.accept ?? '').includes('text/event-stream') &&
     !(deps.corsOrigins.length > 0 && req.headers.origin !== undefined);
 
@@ -237,7 +243,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     const answer = Buffer.from(await response.arrayBuffer());
     const outgoing: Record<string, string | string[]> = {};
     response.headers.forEach((value, name) => {
-      if (name !== 'content-length') outgoing[name] = value;
+      if (!HOP_BY_HOP.has(name)) outgoing[name] = value;
     });
     res.writeHead(response.status, { ...outgoing, 'content-length': answer.length });
     res.end(answer);

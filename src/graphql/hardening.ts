@@ -59,24 +59,33 @@ function fragmentsOf(document: DocumentNode): Map<string, FragmentDefinitionNode
 
 /**
  * Counts the root fields of an operation, fragments and inline fragments expanded (each
- * fragment once per path, and never in a cycle, which validation rejects anyway).
+ * fragment once per path, and never in a cycle, which validation rejects anyway). Each
+ * fragment's count is computed once (`memo`): fragments that spread the previous one twice
+ * would otherwise take time exponential in their number, in a document of a few hundred tokens.
  */
 function countRootFields(
   selectionSet: SelectionSetNode,
   fragments: Map<string, FragmentDefinitionNode>,
   seen: Set<string> = new Set(),
+  memo: Map<string, number> = new Map(),
 ): number {
   let count = 0;
   for (const selection of selectionSet.selections) {
     if (selection.kind === Kind.FIELD) {
       if (!selection.name.value.startsWith('__')) count += 1;
     } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-      count += countRootFields(selection.selectionSet, fragments, seen);
+      count += countRootFields(selection.selectionSet, fragments, seen, memo);
     } else {
       const name = selection.name.value;
       const fragment = fragments.get(name);
       if (!fragment || seen.has(name)) continue;
-      count += countRootFields(fragment.selectionSet, fragments, new Set([...seen, name]));
+      let fragmentCount = memo.get(name);
+      if (fragmentCount === undefined) {
+        const inner = new Set([...seen, name]);
+        fragmentCount = countRootFields(fragment.selectionSet, fragments, inner, memo);
+        memo.set(name, fragmentCount);
+      }
+      count += fragmentCount;
     }
   }
   return count;
@@ -106,7 +115,8 @@ function listLength(value: ValueNode | undefined, variables: Record<string, unkn
 /**
  * Estimated cost: one per field resolved, with `transactions` multiplying its selection by
  * the number of references asked (each may be an upstream call), and KYC level and check
- * lists by a typical size. Fragments are expanded per use, so repeating a fragment costs.
+ * lists by a typical size. Fragments are expanded per use, so repeating a fragment costs; the
+ * cost of each fragment is computed once, so that the time stays linear in the document.
  */
 export function operationCost(
   document: DocumentNode,
@@ -122,6 +132,7 @@ export function operationCost(
     (operations.length === 1 ? operations[0] : undefined);
   if (!operation) return 0;
   const LIST_ESTIMATE: Record<string, number> = { levels: 5, checks: 5 };
+  const fragmentCosts = new Map<string, number>();
   const walk = (
     selectionSet: SelectionSetNode,
     seen: ReadonlySet<string>,
@@ -147,7 +158,12 @@ export function operationCost(
         const name = selection.name.value;
         const fragment = fragments.get(name);
         if (fragment && !seen.has(name)) {
-          cost += walk(fragment.selectionSet, new Set([...seen, name]), depth + 1);
+          let fragmentCost = fragmentCosts.get(name);
+          if (fragmentCost === undefined) {
+            fragmentCost = walk(fragment.selectionSet, new Set([...seen, name]), depth + 1);
+            fragmentCosts.set(name, fragmentCost);
+          }
+          cost += fragmentCost;
         }
       }
     }
@@ -185,6 +201,24 @@ function useDocumentSizeLimit(maxBytes: number, production: boolean): Plugin {
   };
 }
 
+/**
+ * graphql-js parses nested lists, input objects and selection sets recursively, so a document
+ * nested a couple of thousand levels deep, within the token limit (e.g.
+ * `transaction(txRef: [[[…"NT-1"…]]])`), can exhaust the stack; the RangeError was masked as a
+ * 500. It is refused before execution like any other document over a limit.
+ */
+function useParseStackLimit(): Plugin {
+  return {
+    onParse() {
+      return ({ result, replaceParseResult }) => {
+        if (result instanceof RangeError) {
+          replaceParseResult(refusal('The document is nested too deeply.'));
+        }
+      };
+    },
+  };
+}
+
 /** The trusted documents extracted by codegen from the project's own clients. */
 export function loadTrustedDocuments(): Map<string, string> {
   const file = new URL('../client/generated/persisted-documents.json', import.meta.url);
@@ -208,13 +242,29 @@ function documentIdOf(params: {
   return id.startsWith('sha256:') ? id : `sha256:${id}`;
 }
 
+/** The codes of contract §4; any other code on an error is replaced. */
+const CONTRACT_CODES: ReadonlySet<unknown> = new Set([
+  'BAD_USER_INPUT',
+  'UNAUTHENTICATED',
+  'FORBIDDEN',
+  'RATE_LIMITED',
+  'UPSTREAM_TIMEOUT',
+  'UPSTREAM_UNAVAILABLE',
+  'UPSTREAM_AUTH_FAILED',
+  'UPSTREAM_BAD_RESPONSE',
+  'INTERNAL_SERVER_ERROR',
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+]);
+
 const REQUEST_ERROR_CODE: ReadonlyArray<[RegExp, string]> = [
   [/JSON|query string|Unexpected|parse|body|content-type|Content-Type/i, 'GRAPHQL_PARSE_FAILED'],
 ];
 
 /**
  * Every error carries a contract code (§4): Yoga's own request errors (`BAD_REQUEST`: bad
- * JSON, no query, a mutation over GET) become GRAPHQL_PARSE_FAILED or
+ * JSON, no query, a mutation over GET; `OPERATION_RESOLUTION_FAILURE`: no operation matches
+ * `operationName`; any other code outside the contract) become GRAPHQL_PARSE_FAILED or
  * GRAPHQL_VALIDATION_FAILED, and `originalError` details are dropped.
  */
 function useContractErrorCodes(): Plugin {
@@ -229,19 +279,14 @@ function useContractErrorCodes(): Plugin {
       if (code !== error.extensions?.code) {
         return new GraphQLError(error.message, { extensions: { ...error.extensions, code } });
       }
-      if (
-        code !== undefined &&
-        code !== 'BAD_REQUEST' &&
-        !('originalError' in (error.extensions ?? {}))
-      ) {
+      if (CONTRACT_CODES.has(code) && !('originalError' in (error.extensions ?? {}))) {
         return error;
       }
       const { originalError: _dropped, ...extensions } = error.extensions ?? {};
-      const mapped =
-        code === 'BAD_REQUEST' || code === undefined
-          ? (REQUEST_ERROR_CODE.find(([pattern]) => pattern.test(error.message))?.[1] ??
-            'GRAPHQL_VALIDATION_FAILED')
-          : code;
+      const mapped = CONTRACT_CODES.has(code)
+        ? code
+        : (REQUEST_ERROR_CODE.find(([pattern]) => pattern.test(error.message))?.[1] ??
+          'GRAPHQL_VALIDATION_FAILED');
       return new GraphQLError(error.message, {
         ...(error.nodes && { nodes: error.nodes }),
         ...(error.path && { path: error.path }),
@@ -288,12 +333,39 @@ export function extraValidationRules(options: HardeningOptions): ValidationRule[
   ];
 }
 
+/**
+ * A request that Yoga's parsers cannot read is the client's mistake: the GET and form parsers
+ * `JSON.parse` `variables` and `extensions` without a catch, and the multipart parser walks
+ * `map` as given, so `?variables=abc` or a `map` of `{"0":5}` threw a plain error that was
+ * masked as a 500. Such errors become 400, GRAPHQL_PARSE_FAILED. (Registered after Yoga's
+ * own parser plugins, so `requestParser` is the one chosen for the request.)
+ */
+function useUnreadableRequestErrors(): Plugin {
+  return {
+    onRequestParse({ requestParser, setRequestParser }) {
+      if (!requestParser) return;
+      setRequestParser(async (request) => {
+        try {
+          return await requestParser(request);
+        } catch (error) {
+          if (error instanceof GraphQLError || (error as Error)?.name === 'AbortError') throw error;
+          throw new GraphQLError('The request parameters could not be read.', {
+            extensions: { code: 'GRAPHQL_PARSE_FAILED', http: { status: 400 } },
+          });
+        }
+      });
+    },
+  };
+}
+
 /** The protection plugins, in the order they must run. */
 export function hardeningPlugins(options: HardeningOptions): Plugin[] {
   const { limits, production } = options;
   const plugins: Plugin[] = [
+    useUnreadableRequestErrors(),
     useContractErrorCodes(),
     useDocumentSizeLimit(limits.documentBytes, production),
+    useParseStackLimit(),
   ];
   if (options.trustedDocuments !== 'off') {
     const documents = loadTrustedDocuments();

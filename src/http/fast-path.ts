@@ -55,7 +55,7 @@ export type FastOutcome = 'answered' | 'declined';
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 
 /** The media type of the answer, as Yoga would choose it, or undefined to let Yoga decide. */
-function answerType(accept: string | undefined): string | undefined {
+export function answerType(accept: string | undefined): string | undefined {
   if (accept === undefined || accept.trim() === '' || accept.includes('*/*')) {
     return 'application/json; charset=utf-8';
   }
