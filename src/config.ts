@@ -406,7 +406,7 @@ export function loadConfig(env: Env): GatewayConfig {
       ttlFinalSeconds: integer(env, 'CACHE_TTL_FINAL_SECONDS', 86_400, 0, 31_536_000),
       ttlPendingSeconds: integer(env, 'CACHE_TTL_PENDING_SECONDS', 5, 0, 3600),
       ttlKycSeconds: integer(env, 'CACHE_TTL_KYC_SECONDS', 60, 0, 86_400),
-      maxEntries: integer(env, 'CACHE_MAX_ENTRIES', 50_000, 1, 10_000_000),
+      maxEntries: integer(env, 'CACHE_MAX_ENTRIES', 10_000, 1, 10_000_000),
       staleSeconds: integer(env, 'CACHE_STALE_SECONDS', 604_800, 0, 31_536_000),
     },
     log: {

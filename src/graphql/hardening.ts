@@ -287,10 +287,25 @@ function useContractErrorCodes(): Plugin {
         ? code
         : (REQUEST_ERROR_CODE.find(([pattern]) => pattern.test(error.message))?.[1] ??
           'GRAPHQL_VALIDATION_FAILED');
+      // A request the server could not read is a 400 whatever the client accepts
+      // (GraphQL over HTTP: SHOULD, also under application/json).
+      // (Yoga marks some with `spec: true`, which keeps 200 under application/json.)
+      const previous = extensions.http as
+        | { status?: number; headers?: Record<string, string> }
+        | undefined;
+      const http =
+        code === 'BAD_REQUEST'
+          ? {
+              http: {
+                ...(previous?.headers ? { headers: previous.headers } : {}),
+                status: previous?.status ?? 400,
+              },
+            }
+          : {};
       return new GraphQLError(error.message, {
         ...(error.nodes && { nodes: error.nodes }),
         ...(error.path && { path: error.path }),
-        extensions: { ...extensions, code: mapped },
+        extensions: { ...extensions, ...http, code: mapped },
       });
     });
     return { ...result, errors };
@@ -385,7 +400,7 @@ export function hardeningPlugins(options: HardeningOptions): Plugin[] {
           },
           keyNotFound: {
             message: 'The request has no query and no document id.',
-            extensions: { code: 'GRAPHQL_PARSE_FAILED' },
+            extensions: { code: 'GRAPHQL_PARSE_FAILED', http: { status: 400 } },
           },
         },
       }),

@@ -61,7 +61,7 @@ describe('loadConfig: defaults', () => {
     expect(cache.ttlFinalSeconds).toBe(86_400);
     expect(cache.ttlPendingSeconds).toBe(5);
     expect(cache.ttlKycSeconds).toBe(60);
-    expect(cache.maxEntries).toBe(50_000);
+    expect(cache.maxEntries).toBe(10_000);
   });
 
   it('treats empty and blank values as unset', () => {
