@@ -14,6 +14,7 @@ import type {
   PaymentUpstreamConfig,
 } from './config.ts';
 import { MemoryRateLimiter, UNLIMITED } from './http/rate-limit.ts';
+import { MemoryLiveStatusHub } from './live/memory-hub.ts';
 import { createLogger, type Logger } from './observability/logger.ts';
 import { GatewayMetrics } from './observability/metrics.ts';
 import { createGateway, type Gateway } from './server.ts';
@@ -94,6 +95,7 @@ export function createApp(inputs: AppInputs): Gateway {
     policy: config.cache,
     businessSlug: inputs.kyc.businessSlug,
   });
+  const live = new MemoryLiveStatusHub({ sources, settings: config.live });
   const authenticate: Authenticator = createAuthenticator(inputs.auth);
   return createGateway({
     hardening: {
@@ -104,6 +106,7 @@ export function createApp(inputs: AppInputs): Gateway {
     },
     corsOrigins: config.corsOrigins,
     rateLimiter: config.rateLimit.rps === 0 ? UNLIMITED : new MemoryRateLimiter(config.rateLimit),
+    live,
     sources,
     authenticate,
     metrics,
@@ -133,6 +136,7 @@ export function createApp(inputs: AppInputs): Gateway {
       ? { ...(inputs.graphiqlHeaders && { headers: inputs.graphiqlHeaders }) }
       : false,
     close: async () => {
+      await live.close();
       await Promise.allSettled([payment.close(), kyc.close(), cache.close()]);
       logger.flush();
     },

@@ -16,6 +16,7 @@ import { type HardeningOptions, hardeningPlugins } from './graphql/hardening.ts'
 import { resolvers } from './graphql/resolvers/index.ts';
 import { useStaleExtension } from './graphql/stale.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
+import type { LiveStatusHub } from './live/hub.ts';
 import { createLoaders, type StaleRecord } from './loaders/index.ts';
 import type { Logger } from './observability/logger.ts';
 import type { GatewayMetrics } from './observability/metrics.ts';
@@ -56,6 +57,8 @@ export interface GatewayDeps {
   /** Origins allowed by CORS; empty: no CORS at all. */
   corsOrigins: string[];
   rateLimiter: RateLimiter;
+  /** Live transaction status (`transactionStatus`). */
+  live: LiveStatusHub;
   /** Closes upstream pools and the cache. */
   close: () => Promise<void>;
 }
@@ -168,6 +171,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         loaders: createLoaders(deps.sources, stale),
         sources: deps.sources,
         settings: deps.settings,
+        live: deps.live,
         signal: () => request.signal,
         stale,
       };
