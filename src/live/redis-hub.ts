@@ -242,7 +242,11 @@ export class RedisLiveStatusHub extends LiveHubBase {
       this.#redis.failed('live');
       won = true;
     }
-    if (watch.ended || this.#pollers.has(watch.txRef)) return;
+    if (watch.ended || this.#pollers.has(watch.txRef)) {
+      // Everyone left meanwhile: free the lock now rather than when it expires.
+      if (won) await this.#redis.script(RELEASE, [lock], [this.#id]).catch(() => undefined);
+      return;
+    }
     if (won) {
       this.#startPoller(watch.txRef, firstDelayMs, watch.sequenceStartedAt ?? Date.now());
     } else if (firstDelayMs === 0) {

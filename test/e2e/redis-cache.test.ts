@@ -144,20 +144,21 @@ describe.skipIf(skip)('rate limits shared through Redis', () => {
     ]);
     const sub = `limited-caller-${Date.now()}`;
     const token = await testToken(sub);
-    const statuses: number[] = [];
-    for (let i = 0; i < 12; i += 1) {
-      const answer = await query(i % 2 === 0 ? c : d, '{ gatewayInfo { version } }', token);
-      statuses.push(answer.status);
-      if (answer.status === 429) {
-        expect(JSON.stringify(answer.body)).toContain('RATE_LIMITED');
-      }
-    }
+    // Twelve at once, six to each process.
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        query(i % 2 === 0 ? c : d, '{ gatewayInfo { version } }', token),
+      ),
+    );
+    const statuses = answers.map((answer) => answer.status);
     const allowed = statuses.filter((status) => status === 200).length;
     // Six from the burst (and at most one refilled meanwhile): in memory it would be twelve.
     expect(allowed).toBeGreaterThanOrEqual(6);
     expect(allowed).toBeLessThanOrEqual(7);
-    expect(statuses.slice(0, 6)).toEqual([200, 200, 200, 200, 200, 200]);
     expect(statuses.filter((status) => status === 429).length).toBe(12 - allowed);
+    for (const answer of answers.filter((a) => a.status === 429)) {
+      expect(JSON.stringify(answer.body)).toContain('RATE_LIMITED');
+    }
 
     // Another caller has its own bucket.
     const other = await query(d, '{ gatewayInfo { version } }', await testToken(`${sub}-other`));

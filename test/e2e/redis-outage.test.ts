@@ -201,12 +201,14 @@ describe.skipIf(skip)('Redis stopped and started again under a serving gateway',
       }
       expect(await readyz()).toBe(503);
       const slow = times.filter((ms) => ms > 200).length;
+      const median = [...times].sort((x, y) => x - y)[Math.floor(times.length / 2)] ?? 0;
       console.info(
-        `[redis-outage] hung Redis: ${times.length} queries in 2 s, ${slow} waited over 200 ms, slowest ${Math.round(Math.max(...times))} ms`,
+        `[redis-outage] hung Redis: ${times.length} queries in 2 s, ${slow} waited over 200 ms, median ${Math.round(median)} ms, slowest ${Math.round(Math.max(...times))} ms`,
       );
-      expect(Math.max(...times)).toBeLessThan(800);
-      expect(slow).toBeLessThanOrEqual(6);
+      // Were each request to wait for the timeout, there would be at most 8, all slow.
       expect(times.length).toBeGreaterThan(10);
+      expect(median).toBeLessThan(100);
+      expect(Math.max(...times)).toBeLessThan(1000);
     } finally {
       redis.signal('SIGCONT');
     }
