@@ -5,6 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { type Authenticator, createAuthenticator, signToken } from './auth/tokens.ts';
 import { SCOPE_TRANSACTIONS } from './auth/viewer.ts';
+import { RedisFlightLock } from './cache/redis-flight.ts';
+import { createRedisCache } from './cache/redis-store.ts';
 import { createSources } from './cache/sources.ts';
 import { type CacheObserver, createMemoryCache, type RecordCache } from './cache/store.ts';
 import type {
@@ -13,9 +15,16 @@ import type {
   KycUpstreamConfig,
   PaymentUpstreamConfig,
 } from './config.ts';
-import { MemoryRateLimiter, UNLIMITED } from './http/rate-limit.ts';
+import { MemoryRateLimiter, type RateLimiter, UNLIMITED } from './http/rate-limit.ts';
+import { RedisRateLimiter } from './http/redis-rate-limit.ts';
+import type { LiveDeps, LiveStatusHub } from './live/hub.ts';
+import { MemoryLiveStatusHub } from './live/memory-hub.ts';
+import { RedisLiveStatusHub } from './live/redis-hub.ts';
+import { ClusterMetrics } from './observability/cluster-metrics.ts';
 import { createLogger, type Logger } from './observability/logger.ts';
 import { GatewayMetrics } from './observability/metrics.ts';
+import { type ThrottledWarn, throttledWarn } from './observability/throttled-log.ts';
+import { RedisConnection } from './redis/connection.ts';
 import { createGateway, type Gateway } from './server.ts';
 import type { UpstreamObserver } from './upstream/http.ts';
 import { KycClient } from './upstream/kyc.ts';
@@ -72,30 +81,127 @@ function upstreamObserver(metrics: GatewayMetrics, logger: Logger): UpstreamObse
 // Long enough to verify a demo user and watch a payment settle; short for a token in a page.
 const DEMO_TOKEN_LIFETIME = '30m';
 
+// --- Redis (issue 5) ---
+/**
+ * The Redis connection of `CACHE_URL`, reporting to metrics and (throttled) logs. Nothing
+ * reported names the URL (it may hold a password), a key or a value.
+ */
+function connectRedis(
+  config: GatewayConfig,
+  cluster: ClusterMetrics,
+  logger: Logger,
+  warn: ThrottledWarn,
+): RedisConnection | undefined {
+  const { url, connectTimeoutMs, commandTimeoutMs, keyPrefix } = config.cache;
+  if (url === undefined) return undefined;
+  cluster.redisUp?.set(0);
+  return new RedisConnection(
+    { url, connectTimeoutMs, commandTimeoutMs, keyPrefix },
+    {
+      state: (up) => {
+        cluster.redisUp?.set(up ? 1 : 0);
+        if (up) logger.info('redis connected: cache, locks, live status and rate limits shared');
+        else {
+          logger.warn(
+            'redis unreachable: serving from the upstreams, each replica on its own, until it is back',
+          );
+        }
+      },
+      error: (component) => {
+        cluster.redisErrors.inc({ component });
+        warn(`redis:${component}`, { component }, 'redis operation failed; served without it');
+      },
+    },
+  );
+}
+
+/** The live hub, and the rate limiter: shared through Redis when there is one. */
+function clusterParts(
+  config: GatewayConfig,
+  redis: RedisConnection | undefined,
+  live: LiveDeps,
+): { live: LiveStatusHub; rateLimiter: RateLimiter } {
+  const limited = config.rateLimit.rps !== 0;
+  if (!redis) {
+    return {
+      live: new MemoryLiveStatusHub(live),
+      rateLimiter: limited ? new MemoryRateLimiter(config.rateLimit) : UNLIMITED,
+    };
+  }
+  return {
+    live: new RedisLiveStatusHub(live, redis),
+    rateLimiter: limited ? new RedisRateLimiter(redis, config.rateLimit) : UNLIMITED,
+  };
+}
+// --- end Redis ---
+
 /** Builds a gateway from settings. */
 export function createApp(inputs: AppInputs): Gateway {
+  return buildApp(inputs).gateway;
+}
+
+/**
+ * Builds a gateway and, with `CACHE_URL`, waits for its first Redis connection (at most
+ * `CACHE_CONNECT_TIMEOUT_MS`), so that the first requests already share the cache. A Redis that
+ * does not answer does not stop the start: the gateway serves without it (not ready) meanwhile.
+ */
+export async function startApp(inputs: AppInputs): Promise<Gateway> {
+  const { gateway, redis } = buildApp(inputs);
+  if (redis && !(await redis.connected(inputs.config.cache.connectTimeoutMs))) {
+    gateway.logger.warn('redis did not answer at start: serving without it until it does');
+  }
+  return gateway;
+}
+
+function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection | undefined } {
   const { config } = inputs;
   const metrics = new GatewayMetrics();
   const logger = inputs.logger ?? createLogger(config.log);
   const observer = upstreamObserver(metrics, logger);
   const payment = new PaymentClient(inputs.payment, config.upstream, observer);
   const kyc = new KycClient(inputs.kyc, config.upstream, observer);
+  // --- Redis (issue 5) ---
+  const warn = throttledWarn(logger);
+  const cluster = new ClusterMetrics(metrics, config.cache.url !== undefined);
+  const redis = inputs.cache ? undefined : connectRedis(config, cluster, logger, warn);
+  // --- end Redis ---
   const observeCache: CacheObserver = ({ kind, outcome }) => {
     metrics.cacheEvents.inc({ kind, outcome });
-    if (outcome === 'error') logger.warn({ kind }, 'cache store failed; serving without it');
+    if (outcome === 'error') {
+      if (redis && kind !== 'store') cluster.redisErrors.inc({ component: 'cache' });
+      // Throttled: with the store down this would otherwise be one line per request.
+      warn(`cache:${kind}`, { kind }, 'cache store failed; serving without it');
+    }
   };
   const cache = inputs.cache
     ? inputs.cache(observeCache)
-    : createMemoryCache(config.cache, observeCache);
+    : redis
+      ? createRedisCache(redis, observeCache)
+      : createMemoryCache(config.cache, observeCache);
   const sources = createSources({
     payment,
     kyc,
     cache,
     policy: config.cache,
     businessSlug: inputs.kyc.businessSlug,
+    // --- Redis (issue 5) ---
+    ...(redis && {
+      flightLock: new RedisFlightLock(redis, {
+        // Held a little longer than one upstream read may take; waited for as long as one.
+        holdMs: config.upstream.timeoutMs + 1000,
+        waitMs: config.upstream.timeoutMs,
+        pollMs: 25,
+      }),
+    }),
+    // --- end Redis ---
+  });
+  const { live, rateLimiter } = clusterParts(config, redis, {
+    sources,
+    settings: config.live,
+    observer: cluster.liveObserver(),
   });
   const authenticate: Authenticator = createAuthenticator(inputs.auth);
-  return createGateway({
+  const gateway = createGateway({
     hardening: {
       limits: config.limits,
       production: config.production,
@@ -104,7 +210,8 @@ export function createApp(inputs: AppInputs): Gateway {
     },
     corsOrigins: config.corsOrigins,
     fastPath: config.fastPath,
-    rateLimiter: config.rateLimit.rps === 0 ? UNLIMITED : new MemoryRateLimiter(config.rateLimit),
+    rateLimiter,
+    live,
     sources,
     authenticate,
     metrics,
@@ -134,10 +241,14 @@ export function createApp(inputs: AppInputs): Gateway {
       ? { ...(inputs.graphiqlHeaders && { headers: inputs.graphiqlHeaders }) }
       : false,
     close: async () => {
+      // Pollers first (they release their Redis locks), the connection to Redis last.
+      await live.close();
       await Promise.allSettled([payment.close(), kyc.close(), cache.close()]);
+      await redis?.close();
       await new Promise<void>((resolve) => logger.flush(() => resolve()));
     },
   });
+  return { gateway, redis };
 }
 
 function kycPage(inputs: AppInputs): KycPageHandler {

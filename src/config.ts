@@ -59,6 +59,14 @@ export interface CacheConfig {
    * payment service is down. 0 turns stale serving off.
    */
   staleSeconds: number;
+  // --- Redis (issue 5) ---
+  /** Time to open a connection to Redis before giving up on that attempt (ms). */
+  connectTimeoutMs: number;
+  /** Longest wait for one Redis command; past it the command counts as failed (ms). */
+  commandTimeoutMs: number;
+  /** Prefix of every Redis key and channel, so that several deployments may share one Redis. */
+  keyPrefix: string;
+  // --- end Redis ---
 }
 
 /** Abuse limits (contract §9): checked before execution, with no upstream call. */
@@ -157,8 +165,11 @@ export interface GatewayConfig {
   shutdownGraceMs: number;
   /** Delay of the sandbox's slow references (sandbox mode only, ms). */
   sandboxSlowMs: number;
-  /** Live status polling (contract §10), in ms. */
-  live: { pollMs: number; maxPollMs: number; maxWatchMs: number };
+  /**
+   * Live status polling (contract §10), in ms. `heartbeatMs`: how often the poller of a txRef
+   * says it is alive (and renews its Redis lock); a poller silent for 3 beats is replaced.
+   */
+  live: { pollMs: number; maxPollMs: number; maxWatchMs: number; heartbeatMs: number };
 }
 
 type Env = Record<string, string | undefined>;
@@ -289,6 +300,19 @@ function corsOrigins(env: Env): string[] {
   });
 }
 
+// --- Redis (issue 5) ---
+function keyPrefix(env: Env): string {
+  const value = raw(env, 'CACHE_KEY_PREFIX') ?? 'gw';
+  if (!/^[A-Za-z0-9._:-]{1,64}$/.test(value)) {
+    throw new ConfigError(
+      'CACHE_KEY_PREFIX',
+      `must be 1 to 64 letters, digits, '.', '_', ':' or '-' (got ${JSON.stringify(value)})`,
+    );
+  }
+  return value;
+}
+// --- end Redis ---
+
 function trustedDocuments(env: Env): TrustedDocumentsMode {
   const value = (raw(env, 'TRUSTED_DOCUMENTS') ?? 'allow').toLowerCase();
   if (value === 'off' || value === 'allow' || value === 'only') return value;
@@ -408,6 +432,11 @@ export function loadConfig(env: Env): GatewayConfig {
       ttlKycSeconds: integer(env, 'CACHE_TTL_KYC_SECONDS', 60, 0, 86_400),
       maxEntries: integer(env, 'CACHE_MAX_ENTRIES', 10_000, 1, 10_000_000),
       staleSeconds: integer(env, 'CACHE_STALE_SECONDS', 604_800, 0, 31_536_000),
+      // --- Redis (issue 5) ---
+      connectTimeoutMs: integer(env, 'CACHE_CONNECT_TIMEOUT_MS', 2000, 50, 60_000),
+      commandTimeoutMs: integer(env, 'CACHE_COMMAND_TIMEOUT_MS', 250, 10, 60_000),
+      keyPrefix: keyPrefix(env),
+      // --- end Redis ---
     },
     log: {
       level: logLevel(env),
@@ -444,6 +473,7 @@ export function loadConfig(env: Env): GatewayConfig {
       pollMs: integer(env, 'LIVE_POLL_MS', 1000, 100, 2000),
       maxPollMs: integer(env, 'LIVE_MAX_POLL_MS', 30_000, 100, 300_000),
       maxWatchMs: integer(env, 'LIVE_MAX_WATCH_SECONDS', 900, 1, 86_400) * 1000,
+      heartbeatMs: integer(env, 'LIVE_HEARTBEAT_MS', 1000, 50, 60_000),
     },
   };
 }

@@ -1,6 +1,7 @@
 /** The per-request GraphQL context and its factory's inputs. */
 import type { Viewer } from './auth/viewer.ts';
 import type { RecordSources } from './cache/sources.ts';
+import type { LiveStatusHub } from './live/hub.ts';
 import type { Loaders, StaleRecord } from './loaders/index.ts';
 
 /** Public values of the KYC widget (spec 2.3); never the secret key. */
@@ -27,6 +28,8 @@ export interface GraphQLContext {
   /** The process-wide sources, for reads that bypass per-request batching (subscriptions). */
   sources: RecordSources;
   settings: ResolverSettings;
+  /** Live transaction status: one poller per txRef (per process, or per cluster with Redis). */
+  live: LiveStatusHub;
   /**
    * Aborted when the client goes away. A function, so that only the subscriptions that need
    * it pay for it (the Fetch adapter builds an AbortController on first access).

@@ -3,7 +3,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
-import { createApp } from './app.ts';
+import { startApp } from './app.ts';
 import { signToken } from './auth/tokens.ts';
 import { ALL_SCOPES } from './auth/viewer.ts';
 import {
@@ -73,7 +73,8 @@ async function main(): Promise<void> {
     );
   }
 
-  const gateway = createApp({
+  // With CACHE_URL, waits (briefly) for Redis so that the first requests share its cache.
+  const gateway = await startApp({
     config,
     payment,
     kyc,

@@ -22,6 +22,7 @@ import { resolvers } from './graphql/resolvers/index.ts';
 import { useStaleExtension } from './graphql/stale.ts';
 import { answerType, createFastPath } from './http/fast-path.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
+import type { LiveStatusHub } from './live/hub.ts';
 import { createLoaders, type StaleRecord } from './loaders/index.ts';
 import type { Logger } from './observability/logger.ts';
 import type { GatewayMetrics } from './observability/metrics.ts';
@@ -64,6 +65,8 @@ export interface GatewayDeps {
   rateLimiter: RateLimiter;
   /** The fast path for JSON POSTs (default on); off, every request goes through Yoga. */
   fastPath?: boolean;
+  /** Live transaction status (`transactionStatus`). */
+  live: LiveStatusHub;
   /** Closes upstream pools and the cache. */
   close: () => Promise<void>;
 }
@@ -142,6 +145,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       loaders: createLoaders(deps.sources, stale),
       sources: deps.sources,
       settings: deps.settings,
+      live: deps.live,
       signal,
       stale,
     };

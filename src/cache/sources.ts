@@ -37,6 +37,20 @@ export interface SourceDeps {
   policy: CacheConfig;
   /** The business slug: part of the KYC key, since one store may serve several businesses. */
   businessSlug: string;
+  /** Single flight across replicas (Redis); absent, the in-process single flight alone. */
+  flightLock?: FlightLock;
+}
+
+/**
+ * Single flight between processes: of the replicas that miss one key together, one runs the
+ * work and the others wait for the value it stores.
+ */
+export interface FlightLock {
+  /**
+   * Runs `work` when this process wins the key, or returns what `stored` finds once the winner
+   * has stored it; runs `work` itself when the wait is over or the winner gave up.
+   */
+  run<T>(key: string, work: () => Promise<T>, stored: () => Promise<T | undefined>): Promise<T>;
 }
 
 /** Cache keys name no person in clear: user references are hashed. */
@@ -103,7 +117,14 @@ export function createSources(deps: SourceDeps): RecordSources {
     if (again && again.freshUntil > Date.now()) return { record: again.value };
     const kept = again ?? expired;
     try {
-      return { record: await fetchAndStore(kind, key, id) };
+      const work = () => fetchAndStore(kind, key, id);
+      if (!deps.flightLock) return { record: await work() };
+      // What another replica stored while this one waited (only fresh entries count).
+      const stored = async () => {
+        const entry = await cache.get<T>(kind.name, key);
+        return entry && entry.freshUntil > Date.now() ? entry.value : undefined;
+      };
+      return { record: await deps.flightLock.run(key, work, stored) };
     } catch (error) {
       // Only records stored with a keep window (final transactions) outlive their TTL.
       if (kept && isOutage(error)) return { record: kept.value, staleSince: kept.storedAt };

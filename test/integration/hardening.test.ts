@@ -9,6 +9,7 @@ import { print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TransactionDocument, TransactionsDocument } from '../../src/client/generated/graphql.ts';
 import { loadTrustedDocuments } from '../../src/graphql/hardening.ts';
+import { MemoryLiveStatusHub } from '../../src/live/memory-hub.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { createGateway } from '../../src/server.ts';
 import {
@@ -326,6 +327,10 @@ describe('error masking', () => {
         },
         corsOrigins: [],
         rateLimiter: { take: () => ({ allowed: true, retryAfterSeconds: 0 }) },
+        live: new MemoryLiveStatusHub({
+          sources: failing,
+          settings: { pollMs: 1000, maxPollMs: 1000, maxWatchMs: 1000, heartbeatMs: 1000 },
+        }),
         close: async () => {},
       });
       const server = createServer(built.handle);

@@ -79,3 +79,57 @@ it('is refused without the transactions:read scope', async () => {
   expect(JSON.stringify(events)).toContain('FORBIDDEN');
   expect(JSON.stringify(events)).not.toContain('"status":"FAILED"');
 });
+
+it('polls once per interval for many subscribers of one reference (one poller per process)', async () => {
+  const txRef = `NT-PENDINGMANY${Date.now()}`;
+  const token = await gateway.token();
+  const started = performance.now();
+  const all = await Promise.all(Array.from({ length: 20 }, () => subscribe(txRef, token)));
+  const elapsed = performance.now() - started;
+  for (const events of all) {
+    const payloads = events.filter((e) => e.event === 'next' || e.event === 'message');
+    expect(payloads.map((e) => e.data)).toEqual([
+      { data: { transactionStatus: { txRef, status: 'PENDING', succeeded: false } } },
+      { data: { transactionStatus: { txRef, status: 'SUCCESSFUL', succeeded: true } } },
+    ]);
+  }
+  // About the watch time over the 200 ms interval, plus the first read: not 20 times that.
+  const polls = sandbox.requests.filter((r) => r.path.endsWith(`/${txRef}`)).length;
+  expect(polls).toBeLessThanOrEqual(Math.ceil(elapsed / 200) + 2);
+});
+
+it('ends with a clear error at the watch limit, and stops polling', async () => {
+  const slow = await startSandbox({ pendingSeconds: 60 });
+  const limited = await startGateway(sandboxUpstreams(slow), {
+    LIVE_POLL_MS: '200',
+    LIVE_MAX_WATCH_SECONDS: '1',
+  });
+  try {
+    const txRef = `NT-PENDINGLONG${Date.now()}`;
+    const started = performance.now();
+    const response = await fetch(`${limited.url}/graphql`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        authorization: `Bearer ${await limited.token()}`,
+      },
+      body: JSON.stringify({
+        query: 'subscription($txRef: ID!) { transactionStatus(txRef: $txRef) { status } }',
+        variables: { txRef },
+      }),
+      signal: AbortSignal.timeout(5000),
+    });
+    const text = await response.text();
+    expect(performance.now() - started).toBeLessThan(2500);
+    expect(text).toContain('"status":"PENDING"');
+    expect(text).toContain('UPSTREAM_TIMEOUT');
+    expect(text).toContain('did not reach a final status within the watch time');
+    const polls = slow.requests.filter((r) => r.path.endsWith(`/${txRef}`)).length;
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(slow.requests.filter((r) => r.path.endsWith(`/${txRef}`)).length).toBe(polls);
+  } finally {
+    await limited.close();
+    await slow.close();
+  }
+});

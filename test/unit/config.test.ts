@@ -303,7 +303,34 @@ describe('loadConfig: numbers, zone and cache', () => {
       ttlKycSeconds: 30,
       maxEntries: 1000,
       staleSeconds: 120,
+      connectTimeoutMs: 2000,
+      commandTimeoutMs: 250,
+      keyPrefix: 'gw',
     });
+  });
+
+  it('reads the Redis settings, and names a bad one', () => {
+    const { cache, live } = loadConfig({
+      CACHE_CONNECT_TIMEOUT_MS: '500',
+      CACHE_COMMAND_TIMEOUT_MS: '100',
+      CACHE_KEY_PREFIX: 'payments:prod',
+      LIVE_HEARTBEAT_MS: '250',
+    });
+    expect(cache).toMatchObject({
+      connectTimeoutMs: 500,
+      commandTimeoutMs: 100,
+      keyPrefix: 'payments:prod',
+    });
+    expect(live.heartbeatMs).toBe(250);
+    expect(loadConfig({}).live.heartbeatMs).toBe(1000);
+    expect(configError({ CACHE_COMMAND_TIMEOUT_MS: 'fast' }).variable).toBe(
+      'CACHE_COMMAND_TIMEOUT_MS',
+    );
+    expect(configError({ CACHE_CONNECT_TIMEOUT_MS: '0' }).variable).toBe(
+      'CACHE_CONNECT_TIMEOUT_MS',
+    );
+    expect(configError({ CACHE_KEY_PREFIX: 'a b' }).variable).toBe('CACHE_KEY_PREFIX');
+    expect(configError({ LIVE_HEARTBEAT_MS: '10' }).variable).toBe('LIVE_HEARTBEAT_MS');
   });
 
   it('accepts a TTL of 0 and refuses a negative one', () => {

@@ -1,0 +1,341 @@
+/**
+ * Live status for a cluster (`CACHE_URL`): ONE poller per txRef for all replicas.
+ *
+ * - Election: `SET <prefix>:live:lock:<txRef> <replica id> NX PX <3 beats>`. The winner polls
+ *   (bypassing the cache and writing it) and, every beat (`LIVE_HEARTBEAT_MS`), renews the
+ *   lock, publishes a heartbeat and counts the replicas still watching, in one Lua script.
+ * - Fan-out: the poller publishes each status change on `<prefix>:live:events:<txRef>`; every
+ *   replica with subscribers for that txRef listens there and hands the events to its own.
+ * - Who watches: each local watch registers in the sorted set `<prefix>:live:subs:<txRef>` (score:
+ *   expiry on Redis's clock, refreshed every beat). The poller stops when the set is empty:
+ *   the last subscriber of the cluster left, or its replica died (its entries expire).
+ * - Takeover: a replica whose subscribers heard nothing for 3 beats tries to take the lock
+ *   (free once the silent poller's expired) and polls from then on, continuing the sequence's
+ *   backoff (the heartbeats carry its start). Should the lock stay held while nothing is heard,
+ *   it reads the record through the cache each beat, so its subscribers still see changes.
+ * - Redis down: the locks can't be taken, so each replica with subscribers polls for its own
+ *   (as without Redis); when Redis is back, the first to renew the lock keeps polling and the
+ *   others stop.
+ */
+import { randomUUID } from 'node:crypto';
+import { luaScript, type RedisConnection } from '../redis/connection.ts';
+import {
+  isLastEvent,
+  type LiveDeps,
+  type LiveEvent,
+  LiveHubBase,
+  type LiveListener,
+  runPoller,
+} from './hub.ts';
+
+// KEYS: subs. ARGV: member, ttl ms. Registers a watch until now + ttl (Redis's clock).
+const REGISTER = luaScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 2)
+return 1
+`);
+
+// KEYS: lock, subs. ARGV: replica id, lock ttl ms, channel, heartbeat message.
+// Returns -1 when another replica holds the lock; else the number of watches left.
+const BEAT = luaScript(`
+local owner = redis.call('GET', KEYS[1])
+if owner and owner ~= ARGV[1] then return -1 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+local watches = redis.call('ZCARD', KEYS[2])
+redis.call('PUBLISH', ARGV[3], ARGV[4])
+return watches
+`);
+
+const RELEASE = luaScript(
+  "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
+);
+
+/** Messages on a txRef's channel. */
+type Message =
+  | { t: 'beat'; owner: string; since: number }
+  | { t: 'event'; owner: string; event: LiveEvent };
+
+interface Watch {
+  txRef: string;
+  /** This watch's member in the subs set (one per watch, so that leaving removes only it). */
+  member: string;
+  listeners: Set<LiveListener>;
+  ready: Promise<void>;
+  unsubscribe?: () => void;
+  ticker?: NodeJS.Timeout;
+  ticking: boolean;
+  /** When a heartbeat or event was last heard (epoch ms). */
+  heardAt: number;
+  /** Start of the txRef's poll sequence, from the heartbeats. */
+  sequenceStartedAt?: number;
+  /** Set once a last event arrived or the last listener left: new subscribers open a new one. */
+  ended: boolean;
+  disposed: boolean;
+}
+
+interface Poller {
+  txRef: string;
+  stop: AbortController;
+  startedAt: number;
+  beating: boolean;
+  done: Promise<void>;
+}
+
+/** The Redis {@link LiveStatusHub}. */
+export class RedisLiveStatusHub extends LiveHubBase {
+  readonly #redis: RedisConnection;
+  readonly #id = randomUUID();
+  readonly #watches = new Map<string, Watch>();
+  readonly #pollers = new Map<string, Poller>();
+  readonly #beatMs: number;
+  readonly #lockMs: number;
+
+  constructor(deps: LiveDeps, redis: RedisConnection) {
+    super(deps);
+    this.#redis = redis;
+    this.#beatMs = deps.settings.heartbeatMs;
+    this.#lockMs = 3 * deps.settings.heartbeatMs;
+  }
+
+  #keys(txRef: string) {
+    return {
+      lock: this.#redis.key('live', 'lock', txRef),
+      subs: this.#redis.key('live', 'subs', txRef),
+      channel: this.#redis.key('live', 'events', txRef),
+    };
+  }
+
+  protected async join(txRef: string, listener: LiveListener): Promise<() => void> {
+    let watch = this.#watches.get(txRef);
+    if (!watch || watch.ended) watch = this.#open(txRef);
+    const current = watch;
+    current.listeners.add(listener);
+    await current.ready;
+    return () => this.#leave(current, listener);
+  }
+
+  #open(txRef: string): Watch {
+    const watch: Watch = {
+      txRef,
+      member: randomUUID(),
+      listeners: new Set(),
+      ready: Promise.resolve(),
+      ticking: false,
+      heardAt: Date.now(),
+      ended: false,
+      disposed: false,
+    };
+    this.#watches.set(txRef, watch);
+    watch.ready = (async () => {
+      watch.unsubscribe = await this.#redis.subscribe(this.#keys(txRef).channel, (message) =>
+        this.#receive(watch, message),
+      );
+      await this.#register(watch);
+      watch.heardAt = Date.now();
+      // The subscriber has just read the record: a new poller's first poll is one interval on.
+      if (!this.#pollers.has(txRef)) await this.#lead(watch, this.deps.settings.pollMs);
+      if (watch.ended) return;
+      watch.ticker = setInterval(() => void this.#tick(watch), this.#beatMs);
+      watch.ticker.unref();
+    })().catch(() => undefined);
+    return watch;
+  }
+
+  #leave(watch: Watch, listener: LiveListener): void {
+    watch.listeners.delete(listener);
+    if (watch.listeners.size > 0) return;
+    watch.ended = true;
+    if (this.#watches.get(watch.txRef) === watch) this.#watches.delete(watch.txRef);
+    void watch.ready.then(() => this.#dispose(watch));
+  }
+
+  async #dispose(watch: Watch): Promise<void> {
+    if (watch.disposed) return;
+    watch.disposed = true;
+    clearInterval(watch.ticker);
+    watch.unsubscribe?.();
+    try {
+      const { subs } = this.#keys(watch.txRef);
+      await this.#redis.run((client) => client.zRem(subs, watch.member));
+    } catch {
+      this.#redis.failed('live');
+    }
+    // If this replica polls, it learns at once whether anyone else still watches.
+    const poller = this.#pollers.get(watch.txRef);
+    if (poller) await this.#beat(poller);
+  }
+
+  #receive(watch: Watch, text: string): void {
+    let message: Message;
+    try {
+      message = JSON.parse(text) as Message;
+    } catch {
+      return;
+    }
+    watch.heardAt = Date.now();
+    if (message.t === 'beat') {
+      if (typeof message.since === 'number') watch.sequenceStartedAt = message.since;
+      // A replica that polled for itself while Redis was away yields to the elected poller.
+      const poller = this.#pollers.get(watch.txRef);
+      if (poller && message.owner !== this.#id) poller.stop.abort();
+      return;
+    }
+    // This replica's own events were handed to its subscribers already.
+    if (message.t === 'event' && message.owner !== this.#id && message.event) {
+      this.#deliver(watch, message.event);
+    }
+  }
+
+  #deliver(watch: Watch, event: LiveEvent): void {
+    if (watch.ended) return;
+    if (isLastEvent(event)) {
+      watch.ended = true;
+      if (this.#watches.get(watch.txRef) === watch) this.#watches.delete(watch.txRef);
+    }
+    for (const listener of watch.listeners) listener(event);
+  }
+
+  async #register(watch: Watch): Promise<void> {
+    try {
+      await this.#redis.script(
+        REGISTER,
+        [this.#keys(watch.txRef).subs],
+        [watch.member, String(this.#lockMs)],
+      );
+    } catch {
+      this.#redis.failed('live');
+    }
+  }
+
+  /** Every beat, per watched txRef: stay registered; take over from a silent poller. */
+  async #tick(watch: Watch): Promise<void> {
+    if (watch.ended || watch.ticking) return;
+    watch.ticking = true;
+    try {
+      await this.#register(watch);
+      if (this.#pollers.has(watch.txRef) || watch.ended) return;
+      if (Date.now() - watch.heardAt <= this.#lockMs) return;
+      await this.#lead(watch, 0);
+    } finally {
+      watch.ticking = false;
+    }
+  }
+
+  /** Tries to become the txRef's poller; polls alone, unelected, when Redis fails. */
+  async #lead(watch: Watch, firstDelayMs: number): Promise<void> {
+    const { lock } = this.#keys(watch.txRef);
+    let won: boolean;
+    try {
+      const reply = await this.#redis.run((client) =>
+        client.set(lock, this.#id, {
+          condition: 'NX',
+          expiration: { type: 'PX', value: this.#lockMs },
+        }),
+      );
+      won = reply === 'OK';
+    } catch {
+      this.#redis.failed('live');
+      won = true;
+    }
+    if (watch.ended || this.#pollers.has(watch.txRef)) {
+      // Everyone left meanwhile: free the lock now rather than when it expires.
+      if (won) await this.#redis.script(RELEASE, [lock], [this.#id]).catch(() => undefined);
+      return;
+    }
+    if (won) {
+      this.#startPoller(watch.txRef, firstDelayMs, watch.sequenceStartedAt ?? Date.now());
+    } else if (firstDelayMs === 0) {
+      // The lock is held but nothing is heard: read through the cache, which polls write.
+      const record = await this.deps.sources.transaction(watch.txRef).catch(() => undefined);
+      if (record) this.#deliver(watch, { type: 'record', record });
+    }
+  }
+
+  #startPoller(txRef: string, firstDelayMs: number, startedAt: number): void {
+    const { lock, channel } = this.#keys(txRef);
+    const poller: Poller = {
+      txRef,
+      stop: new AbortController(),
+      startedAt,
+      beating: false,
+      done: Promise.resolve(),
+    };
+    this.#pollers.set(txRef, poller);
+    this.deps.observer?.pollers(1);
+    const timer = setInterval(() => void this.#beat(poller), this.#beatMs);
+    timer.unref();
+    void this.#beat(poller);
+    poller.done = runPoller(this.deps, {
+      txRef,
+      startedAt,
+      firstDelayMs,
+      signal: poller.stop.signal,
+      publish: (event) => {
+        const watch = this.#watches.get(txRef);
+        if (watch) this.#deliver(watch, event);
+        const message: Message = { t: 'event', owner: this.#id, event };
+        void this.#redis.publish(channel, JSON.stringify(message)).then((sent) => {
+          if (!sent) this.#redis.failed('live');
+        });
+      },
+    }).finally(async () => {
+      clearInterval(timer);
+      if (this.#pollers.get(txRef) === poller) this.#pollers.delete(txRef);
+      this.deps.observer?.pollers(-1);
+      // Sent after the last PUBLISH on the same connection, so it reaches Redis after it.
+      await this.#redis.script(RELEASE, [lock], [this.#id]).catch(() => undefined);
+    });
+  }
+
+  /** Renews the lock, says the poller is alive, and stops it when no one watches any more. */
+  async #beat(poller: Poller): Promise<void> {
+    if (poller.beating || poller.stop.signal.aborted) return;
+    poller.beating = true;
+    const { lock, subs, channel } = this.#keys(poller.txRef);
+    const message: Message = { t: 'beat', owner: this.#id, since: poller.startedAt };
+    try {
+      const watches = Number(
+        await this.#redis.script(
+          BEAT,
+          [lock, subs],
+          [this.#id, String(this.#lockMs), channel, JSON.stringify(message)],
+        ),
+      );
+      // -1: another replica holds the lock (this one stalled, or polled unelected).
+      if (watches < 0 || (watches === 0 && !this.#watchesHere(poller.txRef))) {
+        poller.stop.abort();
+      }
+    } catch {
+      this.#redis.failed('live');
+      // Without Redis this poller serves only this replica's subscribers.
+      if (!this.#watchesHere(poller.txRef)) poller.stop.abort();
+    } finally {
+      poller.beating = false;
+    }
+  }
+
+  #watchesHere(txRef: string): boolean {
+    const watch = this.#watches.get(txRef);
+    return watch !== undefined && watch.listeners.size > 0;
+  }
+
+  async close(): Promise<void> {
+    this.endWatches();
+    const pollers = [...this.#pollers.values()];
+    for (const poller of pollers) poller.stop.abort();
+    const watches = [...this.#watches.values()];
+    for (const watch of watches) {
+      watch.ended = true;
+      this.#watches.delete(watch.txRef);
+    }
+    await Promise.allSettled([
+      ...pollers.map((poller) => poller.done),
+      ...watches.map((watch) => watch.ready.then(() => this.#dispose(watch))),
+    ]);
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * Metrics of the scale-out parts (Redis, live status), registered on the gateway's registry.
+ * Labels are fixed component names: never a key, a txRef or a caller.
+ */
+import { Counter, Gauge } from 'prom-client';
+import type { LiveObserver } from '../live/hub.ts';
+import type { GatewayMetrics } from './metrics.ts';
+
+export class ClusterMetrics {
+  /** Only with CACHE_URL: without Redis there is nothing to be up. */
+  readonly redisUp: Gauge | undefined;
+  readonly redisErrors: Counter<'component'>;
+  readonly livePollers: Gauge;
+  readonly liveSubscribers: Gauge;
+  readonly livePolls: Counter<'outcome'>;
+
+  constructor(metrics: GatewayMetrics, withRedis: boolean) {
+    const registers = [metrics.registry];
+    this.redisUp = withRedis
+      ? new Gauge({
+          name: 'gateway_redis_up',
+          help: 'Whether the Redis of CACHE_URL is connected (1) or not (0).',
+          registers,
+        })
+      : undefined;
+    this.redisErrors = new Counter({
+      name: 'gateway_redis_errors_total',
+      help: 'Failed Redis operations, by component (cache, flight, live, rate_limit); each was served without Redis.',
+      labelNames: ['component'] as const,
+      registers,
+    });
+    this.livePollers = new Gauge({
+      name: 'gateway_live_pollers',
+      help: 'Transactions whose live status this process polls now.',
+      registers,
+    });
+    this.liveSubscribers = new Gauge({
+      name: 'gateway_live_subscribers',
+      help: 'transactionStatus subscriptions open on this process.',
+      registers,
+    });
+    this.livePolls = new Counter({
+      name: 'gateway_live_polls_total',
+      help: 'Live status polls of the payment interface made by this process, by outcome.',
+      labelNames: ['outcome'] as const,
+      registers,
+    });
+  }
+
+  /** The live hub's observer. */
+  liveObserver(): LiveObserver {
+    return {
+      subscribers: (delta) => this.liveSubscribers.inc(delta),
+      pollers: (delta) => this.livePollers.inc(delta),
+      poll: (outcome) => this.livePolls.inc({ outcome }),
+    };
+  }
+}

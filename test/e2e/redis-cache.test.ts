@@ -1,0 +1,171 @@
+/**
+ * Scale-out on Redis (issue 5), with real processes: two `node src/main.ts` gateways share one
+ * real redis-server and one fixture payment upstream that counts its calls. The shared cache
+ * (across processes and restarts, keys without personal data), single flight across processes,
+ * and rate-limit counters shared by both.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Fixture, kycBody, startFixture, transactionBody } from '../helpers/fixture.ts';
+import { KYC_SECRET, PAYMENT_TOKEN } from '../helpers/gateway.ts';
+import {
+  type GatewayProcess,
+  query,
+  spawnGateway,
+  stopAllGateways,
+  testToken,
+} from '../helpers/processes.ts';
+import { skipRedisTests, startRedis, type TestRedis } from '../helpers/redis.ts';
+
+const skip = skipRedisTests('redis-cache');
+
+let redis: TestRedis;
+let payment: Fixture;
+let kyc: Fixture;
+
+/** Calls the payment upstream received for one reference. */
+const callsFor = (txRef: string) =>
+  payment.requests.filter((request) => request.path.endsWith(`/${txRef}`)).length;
+
+const upstreams = () => ({ paymentUrl: payment.url, kycUrl: kyc.url });
+
+beforeAll(async () => {
+  if (skip) return;
+  redis = await startRedis();
+  payment = await startFixture((request) => {
+    const txRef = request.path.split('/').pop() ?? '';
+    // A slow upstream, so that concurrent misses really overlap.
+    const delayMs = txRef.startsWith('NT-SLOW') ? 800 : 0;
+    return { body: transactionBody({ paymentRef: txRef }), delayMs };
+  });
+  kyc = await startFixture(() => ({ body: kycBody({ name: 'Private Person' }) }));
+});
+
+afterAll(async () => {
+  await stopAllGateways();
+  await payment?.close();
+  await kyc?.close();
+  await redis?.stop();
+});
+
+const TX = (txRef: string) => `{ transaction(txRef: "${txRef}") { txRef status amount } }`;
+
+describe.skipIf(skip)('two gateway processes sharing one Redis', () => {
+  let a: GatewayProcess;
+  let b: GatewayProcess;
+  let token: string;
+
+  beforeAll(async () => {
+    const env = { CACHE_URL: redis.url };
+    [a, b] = await Promise.all([spawnGateway(upstreams(), env), spawnGateway(upstreams(), env)]);
+    token = await testToken();
+  });
+
+  it('the second process answers a cached final transaction with zero upstream calls, and so does a restarted first', async () => {
+    const txRef = `NT-SHARED${Date.now()}`;
+    const expected = { data: { transaction: { txRef, status: 'SUCCESSFUL', amount: 1000.5 } } };
+    expect((await query(a, TX(txRef), token)).body).toEqual(expected);
+    expect(callsFor(txRef)).toBe(1);
+
+    expect((await query(b, TX(txRef), token)).body).toEqual(expected);
+    expect(callsFor(txRef)).toBe(1);
+
+    // The entry is plain JSON under a namespaced key, kept for TTL + stale window (24 h + 7 d).
+    const key = `gw:cache:tx:${txRef}`;
+    const stored = JSON.parse(String(await redis.command(['GET', key]))) as {
+      value: { value: { paymentRef: string }; storedAt: number; freshUntil: number };
+    };
+    expect(stored.value.value.paymentRef).toBe(txRef);
+    expect(stored.value.freshUntil - stored.value.storedAt).toBe(86_400_000);
+    const pttl = Number(await redis.command(['PTTL', key]));
+    expect(pttl).toBeGreaterThan((86_400 + 604_800) * 1000 - 60_000);
+    expect(pttl).toBeLessThanOrEqual((86_400 + 604_800) * 1000);
+
+    // A graceful stop closes its Redis connections and exits 0; the new process reads the
+    // value the old one stored.
+    expect(await a.stop('SIGTERM')).toBe(0);
+    a = await spawnGateway(upstreams(), { CACHE_URL: redis.url });
+    expect((await query(a, TX(txRef), token)).body).toEqual(expected);
+    expect(callsFor(txRef)).toBe(1);
+  });
+
+  it('keeps no personal data or credential in clear in its keys', async () => {
+    const userRef = 'usr-PRIVATE-4711';
+    const kycAnswer = await query(a, `{ kycUser(userRef: "${userRef}") { level } }`, token);
+    expect(kycAnswer.body).toEqual({ data: { kycUser: { level: 1 } } });
+    await query(b, `{ kycUser(userRef: "${userRef}") { level } }`, token);
+    expect(kyc.requests).toHaveLength(1);
+
+    const keys = (await redis.command(['KEYS', '*'])) as string[];
+    expect(keys.length).toBeGreaterThan(0);
+    for (const key of keys) {
+      expect(key.startsWith('gw:')).toBe(true);
+      for (const secret of [
+        userRef,
+        'Private Person',
+        'test-merchant',
+        PAYMENT_TOKEN,
+        KYC_SECRET,
+      ]) {
+        expect(key).not.toContain(secret);
+      }
+    }
+    expect(keys.filter((key) => key.startsWith('gw:cache:kyc:'))).toEqual([
+      expect.stringMatching(/^gw:cache:kyc:[A-Za-z0-9_-]{43}$/),
+    ]);
+  });
+
+  it('makes one upstream call for 100 concurrent misses of one reference spread over both processes', async () => {
+    const txRef = `NT-SLOW${Date.now()}`;
+    const started = performance.now();
+    const answers = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => query(i % 2 === 0 ? a : b, TX(txRef), token)),
+    );
+    const elapsed = performance.now() - started;
+    for (const answer of answers) {
+      expect(answer.body).toEqual({
+        data: { transaction: { txRef, status: 'SUCCESSFUL', amount: 1000.5 } },
+      });
+    }
+    console.info(
+      `[redis-cache] stampede: 100 requests over 2 processes, ${callsFor(txRef)} upstream call(s), ${Math.round(elapsed)} ms`,
+    );
+    expect(callsFor(txRef)).toBe(1);
+    // The waiting process got the value soon after the winner stored it (800 ms upstream).
+    expect(elapsed).toBeLessThan(3000);
+  });
+});
+
+describe.skipIf(skip)('rate limits shared through Redis', () => {
+  it('allows a caller its burst once across two processes, not once per process', async () => {
+    const env = { CACHE_URL: redis.url, RATE_LIMIT_RPS: '1', RATE_LIMIT_BURST: '6' };
+    const [c, d] = await Promise.all([
+      spawnGateway(upstreams(), env),
+      spawnGateway(upstreams(), env),
+    ]);
+    const sub = `limited-caller-${Date.now()}`;
+    const token = await testToken(sub);
+    // Twelve at once, six to each process.
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        query(i % 2 === 0 ? c : d, '{ gatewayInfo { version } }', token),
+      ),
+    );
+    const statuses = answers.map((answer) => answer.status);
+    const allowed = statuses.filter((status) => status === 200).length;
+    // Six from the burst (and at most one refilled meanwhile): in memory it would be twelve.
+    expect(allowed).toBeGreaterThanOrEqual(6);
+    expect(allowed).toBeLessThanOrEqual(7);
+    expect(statuses.filter((status) => status === 429).length).toBe(12 - allowed);
+    for (const answer of answers.filter((a) => a.status === 429)) {
+      expect(JSON.stringify(answer.body)).toContain('RATE_LIMITED');
+    }
+
+    // Another caller has its own bucket.
+    const other = await query(d, '{ gatewayInfo { version } }', await testToken(`${sub}-other`));
+    expect(other.status).toBe(200);
+    // The bucket's key does not name the caller.
+    const keys = (await redis.command(['KEYS', 'gw:rl:*'])) as string[];
+    expect(keys.length).toBeGreaterThanOrEqual(2);
+    for (const key of keys) expect(key).not.toContain('limited-caller');
+  });
+});

@@ -1,0 +1,119 @@
+/**
+ * A real redis-server for the scale-out tests: started by the test on a free loopback port,
+ * without persistence (`--save '' --appendonly no`), stopped by its PID. Without redis-server
+ * the tests are skipped with a warning on a developer's machine, and fail in CI (CI=true),
+ * where .ci/run installs it.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { delimiter, join } from 'node:path';
+import { createClient } from '@redis/client';
+
+/** redis-server on the PATH, else Debian's place for it; undefined when absent. */
+function findRedisServer(): string | undefined {
+  const dirs = [...(process.env.PATH ?? '').split(delimiter), '/usr/bin', '/usr/local/bin'];
+  return dirs.map((dir) => join(dir, 'redis-server')).find((path) => existsSync(path));
+}
+
+export const REDIS_SERVER = findRedisServer();
+const inCi = process.env.CI === 'true';
+
+/** True when the Redis tests must be skipped (no redis-server, and not in CI); says so once. */
+export function skipRedisTests(suite: string): boolean {
+  if (REDIS_SERVER || inCi) return false;
+  console.warn(
+    `[${suite}] SKIPPED: redis-server is absent, so the Redis tests did not run. ` +
+      'Install it with `apt-get install -y redis-server` (CI installs it, and fails without it).',
+  );
+  return true;
+}
+
+/** A free TCP port on 127.0.0.1 (the OS picks one; it is released before use). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (typeof address !== 'object' || address === null) throw new Error('no port');
+  return address.port;
+}
+
+export interface TestRedis {
+  port: number;
+  url: string;
+  /** PID of the running server (changes after `start`). */
+  pid(): number | undefined;
+  /** Stops the server by its PID and waits for it to exit. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+  /** Starts it again on the same port. */
+  start(): Promise<void>;
+  /** Sends a signal by PID without waiting (SIGSTOP/SIGCONT: a server that hangs, then wakes). */
+  signal(signal: NodeJS.Signals): void;
+  /** Runs one command with a short-lived client (inspection from the test). */
+  command(args: string[]): Promise<unknown>;
+}
+
+async function waitForPong(url: string, ms: number): Promise<void> {
+  const until = Date.now() + ms;
+  for (;;) {
+    try {
+      await command(url, ['PING']);
+      return;
+    } catch (error) {
+      if (Date.now() > until) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
+async function command(url: string, args: string[]): Promise<unknown> {
+  const client = createClient({
+    url,
+    socket: { connectTimeout: 1000, reconnectStrategy: false },
+  });
+  client.on('error', () => {});
+  await client.connect();
+  try {
+    return await client.sendCommand(args);
+  } finally {
+    client.destroy();
+  }
+}
+
+/** Starts redis-server on a free loopback port. */
+export async function startRedis(): Promise<TestRedis> {
+  if (!REDIS_SERVER) {
+    throw new Error('CI=true but redis-server is absent: .ci/run installs it (apt-get).');
+  }
+  const binary = REDIS_SERVER;
+  const port = await freePort();
+  const url = `redis://127.0.0.1:${port}`;
+  let child: ChildProcess | undefined;
+  const start = async (): Promise<void> => {
+    child = spawn(
+      binary,
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    );
+    await waitForPong(url, 5000);
+  };
+  await start();
+  return {
+    port,
+    url,
+    pid: () => child?.pid,
+    stop: async (signal = 'SIGTERM') => {
+      const running = child;
+      if (!running || running.exitCode !== null || running.signalCode !== null) return;
+      const exited = new Promise((resolve) => running.once('exit', resolve));
+      running.kill(signal);
+      await exited;
+    },
+    start,
+    signal: (signal) => {
+      if (child?.pid !== undefined && child.exitCode === null) process.kill(child.pid, signal);
+    },
+    command: (args) => command(url, args),
+  };
+}
