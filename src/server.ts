@@ -134,6 +134,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     signal: () => AbortSignal,
   ): Promise<GraphQLContext> => {
     const stale: StaleRecord[] = [];
+    const freshness = { until: Number.POSITIVE_INFINITY };
     const viewer = await deps.authenticate(authorization);
     const caller = viewer.subject
       ? `sub:${viewer.subject}`
@@ -142,12 +143,13 @@ export function createGateway(deps: GatewayDeps): Gateway {
     if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds);
     return {
       viewer,
-      loaders: createLoaders(deps.sources, stale),
+      loaders: createLoaders(deps.sources, stale, freshness),
       sources: deps.sources,
       settings: deps.settings,
       live: deps.live,
       signal,
       stale,
+      freshness,
     };
   };
 
@@ -207,6 +209,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
     maxCost: deps.hardening.limits.cost,
     maxDocumentBytes: deps.hardening.limits.documentBytes,
     acceptsText: deps.hardening.trustedDocuments !== 'only',
+    onFreshWrite: (listener) => deps.sources.onFreshWrite(listener),
+    maxReusable: Math.min(2000, deps.settings.cacheMaxEntries),
+    onReuse: (outcome) => metrics.cacheEvents.inc({ kind: 'response', outcome }),
     context: (req) =>
       buildContext(req, req.headers.authorization ?? null, () => {
         throw new Error('the fast path serves no subscriptions');

@@ -45,8 +45,25 @@ export interface FastPathDeps {
   maxDocumentBytes: number;
   /** False when only trusted documents sent by id are accepted: Yoga refuses the text. */
   acceptsText: boolean;
+  /** Registers a callback for every fresh write of a record (which may replace one reused). */
+  onFreshWrite: (listener: () => void) => void;
+  /** Most responses kept for reuse (never more than the record cache's bound). */
+  maxReusable: number;
+  /** Told whether a query's whole response was reused. */
+  onReuse?: (outcome: 'hit' | 'miss') => void;
   /** Builds the request's context, or throws (refused token or rate: Yoga answers then). */
   context: (req: IncomingMessage) => Promise<GraphQLContext>;
+}
+
+/** Longest reuse of a response that read no record (e.g. `gatewayInfo`, `kycSdkConfig`). */
+const RECORDLESS_REUSE_MS = 60_000;
+/** Responses larger than this are not kept for reuse. */
+const MAX_REUSED_BYTES = 64 * 1024;
+
+/** A whole response kept for reuse by the same caller, until its records stop being fresh. */
+interface ReusableResponse {
+  body: string;
+  until: number;
 }
 
 /** What the fast path did with a request. */
@@ -80,9 +97,20 @@ function publicError(error: GraphQLError): GraphQLError {
   });
 }
 
+function writeJson(res: ServerResponse, type: string, text: string): void {
+  res.writeHead(200, { 'content-type': type, 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
 /** Builds the fast path's handler over the same schema, parser and rules as Yoga's. */
 export function createFastPath(deps: FastPathDeps) {
   const prepared = new LRUCache<string, Prepared | false>({ max: 1000 });
+  // Whole responses of queries, keyed by caller identity (sub and scopes: what authorization
+  // looks at), document, operation and variables. Reused only until the first record they
+  // contain stops being fresh, so never longer than the record cache would serve the record.
+  const responses = new LRUCache<string, ReusableResponse>({ max: deps.maxReusable });
+  // A mutation or a live poll wrote a fresh record: what was kept may hold the previous one.
+  deps.onFreshWrite(() => responses.clear());
   const rules = [...specifiedRules, ...deps.rules];
 
   function prepare(query: string): Prepared | false {
@@ -157,7 +185,24 @@ export function createFastPath(deps: FastPathDeps) {
     } catch {
       return 'declined';
     }
-    record.operation = getOperationAST(ready.document, name)?.name?.value;
+    const operationLabel = getOperationAST(ready.document, name)?.name?.value;
+    record.operation = operationLabel;
+    const reuseKey =
+      operation.operation === 'query'
+        ? [
+            contextValue.viewer.subject ?? '',
+            [...contextValue.viewer.scopes].sort().join(' '),
+            name ?? '',
+            JSON.stringify(variableValues),
+            query,
+          ].join('\u0000')
+        : undefined;
+    const reusable = reuseKey === undefined ? undefined : responses.get(reuseKey);
+    if (reusable && reusable.until > Date.now()) {
+      deps.onReuse?.('hit');
+      writeJson(res, type, reusable.body);
+      return 'answered';
+    }
     const result = (await execute({
       schema: deps.schema,
       document: ready.document,
@@ -185,11 +230,15 @@ export function createFastPath(deps: FastPathDeps) {
       ...(stale.length > 0 && { extensions: { stale: { records: stale } } }),
     };
     const text = JSON.stringify(payload);
-    res.writeHead(200, {
-      'content-type': type,
-      'content-length': Buffer.byteLength(text),
-    });
-    res.end(text);
+    if (reuseKey !== undefined) {
+      deps.onReuse?.('miss');
+      const until = Math.min(contextValue.freshness.until, Date.now() + RECORDLESS_REUSE_MS);
+      // Only clean answers: no error, no stale copy, something fresh to reuse.
+      if (!errors && stale.length === 0 && until > Date.now() && text.length <= MAX_REUSED_BYTES) {
+        responses.set(reuseKey, { body: text, until });
+      }
+    }
+    writeJson(res, type, text);
     return 'answered';
   };
 }
