@@ -3,7 +3,7 @@
  * fills with distinct references, and as `transactions` asks for more references at once.
  *
  * Part 1, cache size: a gateway whose bound is raised above the largest level
- * (CACHE_MAX_ENTRIES = 1.1 M by default) and one with a lower bound (the default 50 000) are
+ * (CACHE_MAX_ENTRIES = 1.1 M by default) and one with a lower bound (the default 10 000) are
  * each filled, level by level (10 k, 100 k, 1 M distinct refs), through `transactions` with
  * 100 new refs per request. At each level: the largest RSS seen while filling, cache-hit
  * throughput and latency (`transaction` of a random ref that is certainly still cached), and how
@@ -17,7 +17,7 @@
  * passes GROWTH_RSS_CEILING_MB (default 3000): a cache that does not fit is reported, not waited
  * for. Retained memory is read after a full GC through bench/gc-probe.ts (preloaded; SIGUSR2).
  *
- * Settings: GROWTH_LEVELS (default 10000,100000,1000000), GROWTH_LOW_BOUND (default 50000),
+ * Settings: GROWTH_LEVELS (default 10000,100000,1000000), GROWTH_LOW_BOUND (default 10000),
  * GROWTH_DURATION_S (default 3, each timed run), BENCH_CONNECTIONS (default 50).
  * Writes bench/results/growth.json and prints markdown tables. About 6 minutes on 2 cores.
  */
@@ -53,7 +53,7 @@ function numbers(env: string | undefined, fallback: number[]): number[] {
 }
 
 const LEVELS = numbers(process.env.GROWTH_LEVELS, [10_000, 100_000, 1_000_000]);
-const LOW_BOUND = numbers(process.env.GROWTH_LOW_BOUND, [50_000])[0] ?? 50_000;
+const LOW_BOUND = numbers(process.env.GROWTH_LOW_BOUND, [10_000])[0] ?? 10_000;
 const RAISED_BOUND = Math.ceil((Math.max(...LEVELS) * 1.1) / 1000) * 1000;
 const DURATION_S = Number(process.env.GROWTH_DURATION_S ?? '3');
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? '50');
@@ -77,7 +77,13 @@ function startGateway(stub: Started, maxEntries: number): Promise<Started> {
     core: 0,
     // Only to read the retained heap after a full GC on demand (bench/gc-probe.ts).
     nodeFlags: ['--expose-gc', '--import', './bench/gc-probe.ts'],
-    env: gatewayEnv(stub.port, { AUTH_DISABLED: 'true', CACHE_MAX_ENTRIES: String(maxEntries) }),
+    env: gatewayEnv(stub.port, {
+      AUTH_DISABLED: 'true',
+      CACHE_MAX_ENTRIES: String(maxEntries),
+      // The fill sends 50 × 100 references at once; the default bulkhead (256 in flight, 1000
+      // queued) would shed most of them, as it should in production.
+      UPSTREAM_MAX_QUEUED: '100000',
+    }),
     portPattern: GATEWAY_PORT,
   });
 }
@@ -220,7 +226,7 @@ interface BatchRow {
 }
 
 async function batchSizes(stub: Started): Promise<BatchRow[]> {
-  const gateway = await startGateway(stub, 50_000);
+  const gateway = await startGateway(stub, 10_000);
   const url = `http://127.0.0.1:${gateway.port}/graphql`;
   const rows: BatchRow[] = [];
   let counter = 0;
