@@ -227,6 +227,8 @@ export function gatewayEnv(
     RATE_LIMIT_RPS: '0',
     GRAPHIQL: 'false',
     NODE_ENV: 'production',
+    // Production logs one line per request; BENCH_LOG_LEVEL=warn measures without them.
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
     PORT: '0',
     ...extra,
   };
