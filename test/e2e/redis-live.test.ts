@@ -7,7 +7,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Fixture, kycBody, startFixture, transactionBody } from '../helpers/fixture.ts';
+import { type Fixture, kycBody, startFixture, startSettlingPayment } from '../helpers/fixture.ts';
 import {
   type Followed,
   follow,
@@ -27,26 +27,16 @@ let kyc: Fixture;
 let a: GatewayProcess;
 let b: GatewayProcess;
 let token: string;
-/** When each reference turns SUCCESSFUL (epoch ms); absent: pending for ever. */
-const settleAt = new Map<string, number>();
-
-const callsFor = (txRef: string) =>
-  payment.requests.filter((request) => request.path.endsWith(`/${txRef}`)).length;
+let settleAt: Map<string, number>;
+let callsFor: (txRef: string) => number;
 
 beforeAll(async () => {
   if (skip) return;
   redis = await startRedis();
-  payment = await startFixture((request) => {
-    const txRef = request.path.split('/').pop() ?? '';
-    const settled = Date.now() >= (settleAt.get(txRef) ?? Number.POSITIVE_INFINITY);
-    return {
-      body: transactionBody({
-        paymentRef: txRef,
-        txStatus: settled ? 'SUCCESSFUL' : 'PENDING',
-        txIsSucces: settled,
-      }),
-    };
-  });
+  const settling = await startSettlingPayment(Number.POSITIVE_INFINITY);
+  payment = settling.fixture;
+  settleAt = settling.settleAt;
+  callsFor = settling.callsFor;
   kyc = await startFixture(() => ({ body: kycBody() }));
   const env = {
     CACHE_URL: redis.url,

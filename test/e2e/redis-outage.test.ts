@@ -6,7 +6,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Fixture, kycBody, startFixture, transactionBody } from '../helpers/fixture.ts';
+import { type Fixture, kycBody, startFixture, startSettlingPayment } from '../helpers/fixture.ts';
 import {
   follow,
   type GatewayProcess,
@@ -23,25 +23,16 @@ let redis: TestRedis;
 let payment: Fixture;
 let kyc: Fixture;
 let gateway: GatewayProcess;
-const settleAt = new Map<string, number>();
-
-const callsFor = (txRef: string) =>
-  payment.requests.filter((request) => request.path.endsWith(`/${txRef}`)).length;
+let settleAt: Map<string, number>;
+let callsFor: (txRef: string) => number;
 
 beforeAll(async () => {
   if (skip) return;
   redis = await startRedis();
-  payment = await startFixture((request) => {
-    const txRef = request.path.split('/').pop() ?? '';
-    const settled = Date.now() >= (settleAt.get(txRef) ?? 0);
-    return {
-      body: transactionBody({
-        paymentRef: txRef,
-        txStatus: settled ? 'SUCCESSFUL' : 'PENDING',
-        txIsSucces: settled,
-      }),
-    };
-  });
+  const settling = await startSettlingPayment(0);
+  payment = settling.fixture;
+  settleAt = settling.settleAt;
+  callsFor = settling.callsFor;
   kyc = await startFixture(() => ({ body: kycBody() }));
   gateway = await spawnGateway(
     { paymentUrl: payment.url, kycUrl: kyc.url },

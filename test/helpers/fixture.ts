@@ -160,3 +160,36 @@ export function kycBody(data: Record<string, unknown> = {}) {
     },
   };
 }
+
+/** A payment fixture whose references turn SUCCESSFUL at a time each test sets. */
+export interface SettlingPayment {
+  fixture: Fixture;
+  /** When each reference turns SUCCESSFUL (epoch ms). */
+  settleAt: Map<string, number>;
+  /** How many calls the fixture received for this reference. */
+  callsFor(txRef: string): number;
+}
+
+/**
+ * Starts a payment fixture answering PENDING until `settleAt` says otherwise; a reference
+ * without a time is settled from `unlistedSettleAt` (0: at once, Infinity: never).
+ */
+export async function startSettlingPayment(unlistedSettleAt: number): Promise<SettlingPayment> {
+  const settleAt = new Map<string, number>();
+  const fixture = await startFixture((request) => {
+    const txRef = request.path.split('/').pop() ?? '';
+    const settled = Date.now() >= (settleAt.get(txRef) ?? unlistedSettleAt);
+    return {
+      body: transactionBody({
+        paymentRef: txRef,
+        txStatus: settled ? 'SUCCESSFUL' : 'PENDING',
+        txIsSucces: settled,
+      }),
+    };
+  });
+  return {
+    fixture,
+    settleAt,
+    callsFor: (txRef) => fixture.requests.filter((r) => r.path.endsWith(`/${txRef}`)).length,
+  };
+}
