@@ -232,7 +232,6 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
         businessSlug: inputs.kyc.businessSlug,
       },
       maxBatchSize: config.maxBatchSize,
-      cacheMaxEntries: config.cache.maxEntries,
       sandbox: config.sandbox,
       version: VERSION,
       live: config.live,

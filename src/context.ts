@@ -2,7 +2,7 @@
 import type { Viewer } from './auth/viewer.ts';
 import type { RecordSources } from './cache/sources.ts';
 import type { LiveStatusHub } from './live/hub.ts';
-import type { Freshness, Loaders, StaleRecord } from './loaders/index.ts';
+import type { Loaders, StaleRecord } from './loaders/index.ts';
 
 /** Public values of the KYC widget (spec 2.3); never the secret key. */
 export interface KycSdkSettings {
@@ -16,8 +16,6 @@ export interface ResolverSettings {
   upstreamTimeZone: string;
   sdk: KycSdkSettings;
   maxBatchSize: number;
-  /** Bound of the record cache (also bounds the responses kept for reuse). */
-  cacheMaxEntries: number;
   sandbox: boolean;
   version: string;
   /** Live status: poll interval during the first minute, its ceiling after, the watch limit. */
@@ -39,6 +37,4 @@ export interface GraphQLContext {
   signal: () => AbortSignal;
   /** Records served stale to this request (reported in `extensions.stale`). */
   stale: StaleRecord[];
-  /** Until when the records this request read stay fresh (for reusing its response). */
-  freshness: Freshness;
 }

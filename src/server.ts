@@ -134,7 +134,6 @@ export function createGateway(deps: GatewayDeps): Gateway {
     signal: () => AbortSignal,
   ): Promise<GraphQLContext> => {
     const stale: StaleRecord[] = [];
-    const freshness = { until: Number.POSITIVE_INFINITY };
     const viewer = await deps.authenticate(authorization);
     const caller = viewer.subject
       ? `sub:${viewer.subject}`
@@ -143,13 +142,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
     if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds);
     return {
       viewer,
-      loaders: createLoaders(deps.sources, stale, freshness),
+      loaders: createLoaders(deps.sources, stale),
       sources: deps.sources,
       settings: deps.settings,
       live: deps.live,
       signal,
       stale,
-      freshness,
     };
   };
 
@@ -209,9 +207,6 @@ export function createGateway(deps: GatewayDeps): Gateway {
     maxCost: deps.hardening.limits.cost,
     maxDocumentBytes: deps.hardening.limits.documentBytes,
     acceptsText: deps.hardening.trustedDocuments !== 'only',
-    onFreshWrite: (listener) => deps.sources.onFreshWrite(listener),
-    maxReusable: Math.min(2000, deps.settings.cacheMaxEntries),
-    onReuse: (outcome) => metrics.cacheEvents.inc({ kind: 'response', outcome }),
     context: (req) =>
       buildContext(req, req.headers.authorization ?? null, () => {
         throw new Error('the fast path serves no subscriptions');

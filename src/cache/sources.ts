@@ -23,19 +23,11 @@ export interface ReadOptions {
   fresh?: boolean;
   /** Told when the record served is a stale copy, with its age. */
   onStale?: (ageSeconds: number) => void;
-  /**
-   * Told until when (epoch ms) the record served may be reused inside a whole response: its
-   * freshness for a transaction with a final status (which no longer changes), 0 for anything
-   * else (KYC details, a pending transaction, an unknown record, a stale copy).
-   */
-  onFresh?: (until: number) => void;
 }
 
 export interface RecordSources {
   transaction(txRef: string, options?: ReadOptions): Promise<UpstreamTransaction | null>;
   kycUser(userRef: string, options?: ReadOptions): Promise<UpstreamKycUser | null>;
-  /** Calls `listener` after every fresh read written to the cache (mutations, live polls). */
-  onFreshWrite(listener: () => void): void;
 }
 
 export interface SourceDeps {
@@ -76,8 +68,6 @@ interface Kind<T> {
   fetch: (id: string) => Promise<T | null>;
   /** Fresh seconds and extra seconds kept for stale serving. */
   ttl: (record: T) => { ttl: number; keep: number };
-  /** Whether a response containing this record may be reused while it is fresh. */
-  reusable: (record: T) => boolean;
 }
 
 interface Outcome<T> {
@@ -98,16 +88,12 @@ export function createSources(deps: SourceDeps): RecordSources {
       isFinalStatus(normalizeStatus(record.txStatus))
         ? { ttl: policy.ttlFinalSeconds, keep: policy.staleSeconds }
         : { ttl: policy.ttlPendingSeconds, keep: 0 },
-    reusable: (record) => isFinalStatus(normalizeStatus(record.txStatus)),
   };
   const kycKind: Kind<UpstreamKycUser> = {
     name: 'kyc',
     fetch: (userRef) => deps.kyc.getUser(userRef),
     ttl: () => ({ ttl: policy.ttlKycSeconds, keep: 0 }),
-    // KYC details change when the user completes a level: never reused whole.
-    reusable: () => false,
   };
-  const freshWriteListeners: Array<() => void> = [];
 
   async function fetchAndStore<T>(kind: Kind<T>, key: string, id: string): Promise<T | null> {
     const record = await kind.fetch(id);
@@ -148,27 +134,19 @@ export function createSources(deps: SourceDeps): RecordSources {
 
   async function read<T>(kind: Kind<T>, key: string, id: string, options: ReadOptions) {
     if (options.fresh) {
-      const record = await flights.run(`fresh:${key}`, () => fetchAndStore(kind, key, id));
-      for (const listener of freshWriteListeners) listener();
-      return record;
+      return flights.run(`fresh:${key}`, () => fetchAndStore(kind, key, id));
     }
     const cached = await cache.get<T>(kind.name, key);
     if (cached && cached.freshUntil > Date.now()) {
       cache.report(kind.name, 'hit');
-      options.onFresh?.(kind.reusable(cached.value) ? cached.freshUntil : 0);
       return cached.value;
     }
     const outcome = await flights.run(key, () => load(kind, key, id, cached));
     if (outcome.staleSince !== undefined) {
       cache.report(kind.name, 'stale');
       options.onStale?.(Math.max(0, Math.round((Date.now() - outcome.staleSince) / 1000)));
-      options.onFresh?.(0);
     } else {
       cache.report(kind.name, 'miss');
-      const record = outcome.record;
-      options.onFresh?.(
-        record !== null && kind.reusable(record) ? Date.now() + kind.ttl(record).ttl * 1000 : 0,
-      );
     }
     return outcome.record;
   }
@@ -177,8 +155,5 @@ export function createSources(deps: SourceDeps): RecordSources {
     transaction: (txRef, options = {}) => read(transactionKind, `tx:${txRef}`, txRef, options),
     kycUser: (userRef, options = {}) =>
       read(kycKind, kycKey(deps.businessSlug, userRef), userRef, options),
-    onFreshWrite: (listener) => {
-      freshWriteListeners.push(listener);
-    },
   };
 }

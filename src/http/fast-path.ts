@@ -45,25 +45,8 @@ export interface FastPathDeps {
   maxDocumentBytes: number;
   /** False when only trusted documents sent by id are accepted: Yoga refuses the text. */
   acceptsText: boolean;
-  /** Registers a callback for every fresh write of a record (which may replace one reused). */
-  onFreshWrite: (listener: () => void) => void;
-  /** Most responses kept for reuse (never more than the record cache's bound). */
-  maxReusable: number;
-  /** Told whether a query's whole response was reused. */
-  onReuse?: (outcome: 'hit' | 'miss') => void;
   /** Builds the request's context, or throws (refused token or rate: Yoga answers then). */
   context: (req: IncomingMessage) => Promise<GraphQLContext>;
-}
-
-/** Longest reuse of a response that read no record (e.g. `gatewayInfo`, `kycSdkConfig`). */
-const RECORDLESS_REUSE_MS = 60_000;
-/** Responses larger than this are not kept for reuse. */
-const MAX_REUSED_BYTES = 64 * 1024;
-
-/** A whole response kept for reuse by the same caller, until its records stop being fresh. */
-interface ReusableResponse {
-  body: string;
-  until: number;
 }
 
 /** What the fast path did with a request. */
@@ -105,12 +88,6 @@ function writeJson(res: ServerResponse, type: string, text: string): void {
 /** Builds the fast path's handler over the same schema, parser and rules as Yoga's. */
 export function createFastPath(deps: FastPathDeps) {
   const prepared = new LRUCache<string, Prepared | false>({ max: 1000 });
-  // Whole responses of queries, keyed by caller identity (sub and scopes: what authorization
-  // looks at), document, operation and variables. Reused only until the first record they
-  // contain stops being fresh, so never longer than the record cache would serve the record.
-  const responses = new LRUCache<string, ReusableResponse>({ max: deps.maxReusable });
-  // A mutation or a live poll wrote a fresh record: what was kept may hold the previous one.
-  deps.onFreshWrite(() => responses.clear());
   const rules = [...specifiedRules, ...deps.rules];
 
   function prepare(query: string): Prepared | false {
@@ -187,22 +164,6 @@ export function createFastPath(deps: FastPathDeps) {
     }
     const operationLabel = getOperationAST(ready.document, name)?.name?.value;
     record.operation = operationLabel;
-    const reuseKey =
-      operation.operation === 'query'
-        ? [
-            contextValue.viewer.subject ?? '',
-            [...contextValue.viewer.scopes].sort().join(' '),
-            name ?? '',
-            JSON.stringify(variableValues),
-            query,
-          ].join('\u0000')
-        : undefined;
-    const reusable = reuseKey === undefined ? undefined : responses.get(reuseKey);
-    if (reusable && reusable.until > Date.now()) {
-      deps.onReuse?.('hit');
-      writeJson(res, type, reusable.body);
-      return 'answered';
-    }
     const result = (await execute({
       schema: deps.schema,
       document: ready.document,
@@ -229,16 +190,7 @@ export function createFastPath(deps: FastPathDeps) {
       data: result.data,
       ...(stale.length > 0 && { extensions: { stale: { records: stale } } }),
     };
-    const text = JSON.stringify(payload);
-    if (reuseKey !== undefined) {
-      deps.onReuse?.('miss');
-      const until = Math.min(contextValue.freshness.until, Date.now() + RECORDLESS_REUSE_MS);
-      // Only clean answers: no error, no stale copy, something fresh to reuse.
-      if (!errors && stale.length === 0 && until > Date.now() && text.length <= MAX_REUSED_BYTES) {
-        responses.set(reuseKey, { body: text, until });
-      }
-    }
-    writeJson(res, type, text);
+    writeJson(res, type, JSON.stringify(payload));
     return 'answered';
   };
 }

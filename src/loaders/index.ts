@@ -27,11 +27,6 @@ function toError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
 }
 
-/** Until when (epoch ms) every record a request read stays fresh. */
-export interface Freshness {
-  until: number;
-}
-
 /** A record served from a stale copy because its upstream was down. */
 export interface StaleRecord {
   txRef: string;
@@ -42,23 +37,15 @@ export interface StaleRecord {
  * Builds the loaders of one request over the process-wide record sources; stale copies served
  * to this request are appended to `stale` (the response says so).
  */
-export function createLoaders(
-  sources: RecordSources,
-  stale: StaleRecord[] = [],
-  freshness: Freshness = { until: Number.POSITIVE_INFINITY },
-): Loaders {
-  const onFresh = (until: number) => {
-    freshness.until = Math.min(freshness.until, until);
-  };
+export function createLoaders(sources: RecordSources, stale: StaleRecord[] = []): Loaders {
   return {
     transaction: loader((ref) =>
       sources.transaction(ref, {
         onStale: (ageSeconds) => stale.push({ txRef: ref, ageSeconds }),
-        onFresh,
       }),
     ),
     freshTransaction: loader((ref) => sources.transaction(ref, { fresh: true })),
-    kycUser: loader((ref) => sources.kycUser(ref, { onFresh })),
+    kycUser: loader((ref) => sources.kycUser(ref)),
     freshKycUser: loader((ref) => sources.kycUser(ref, { fresh: true })),
   };
 }

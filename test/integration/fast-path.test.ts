@@ -4,7 +4,7 @@
  */
 
 import { print } from 'graphql';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   KycUserDocument,
   TransactionDocument,
@@ -110,56 +110,4 @@ it('gives the same answers as the full pipeline, and serves the common ones itse
   }
   const after = await (await fetch(`${fast.url}/metrics`)).text();
   expect(answered(after) - answered(before)).toBeGreaterThanOrEqual(12);
-});
-
-describe('reused responses', () => {
-  it('reuses a final transaction response for the same caller, never across callers, and drops it after a fresh write', async () => {
-    const { setup } = await import('../helpers/fixture-gateway.ts');
-    const { transactionBody } = await import('../helpers/fixture.ts');
-    let message = 'first';
-    const { payment, gateway, token } = await setup(() => ({ body: transactionBody({ message }) }));
-    const query = { query: '{ transaction(txRef: "NT-RU1") { txRef status message } }' };
-    const ask = (bearer: string) => answer(gateway, query, { authorization: `Bearer ${bearer}` });
-    const first = await ask(token);
-    const again = await ask(token);
-    expect(again).toEqual(first);
-    expect(JSON.parse(first.body).data.transaction.message).toBe('first');
-    expect(payment.requests).toHaveLength(1);
-    const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
-    expect(metrics).toMatch(/gateway_cache_events_total\{kind="response",outcome="hit"\} 1/);
-
-    const noScope = await gateway.token({ scope: 'kyc:read' });
-    const refused = JSON.parse((await ask(noScope)).body);
-    expect(refused.errors[0].extensions.code).toBe('FORBIDDEN');
-    expect(refused.data).toEqual({ transaction: null });
-
-    message = 'second';
-    const verified = await answer(
-      gateway,
-      { query: 'mutation { verifyTransaction(txRef: "NT-RU1") { message } }' },
-      { authorization: `Bearer ${token}` },
-    );
-    expect(JSON.parse(verified.body).data.verifyTransaction.message).toBe('second');
-    const after = JSON.parse((await ask(token)).body);
-    expect(after.data.transaction.message).toBe('second');
-  });
-
-  it('never reuses a response with a pending transaction or KYC details', async () => {
-    const { setup } = await import('../helpers/fixture-gateway.ts');
-    const { transactionBody } = await import('../helpers/fixture.ts');
-    const { payment, gateway, token } = await setup(
-      () => ({ body: transactionBody({ txStatus: 'PENDING', txIsSucces: false }) }),
-      { env: { CACHE_TTL_PENDING_SECONDS: '1' } },
-    );
-    const query = {
-      query: '{ transaction(txRef: "NT-RU2") { status } kycUser(userRef: "user-1") { level } }',
-    };
-    await answer(gateway, query, { authorization: `Bearer ${token}` });
-    await answer(gateway, query, { authorization: `Bearer ${token}` });
-    const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
-    expect(metrics).not.toMatch(/kind="response",outcome="hit"/);
-    await new Promise((resolve) => setTimeout(resolve, 1100));
-    await answer(gateway, query, { authorization: `Bearer ${token}` });
-    expect(payment.requests).toHaveLength(2);
-  });
 });

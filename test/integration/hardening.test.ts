@@ -291,7 +291,6 @@ describe('error masking', () => {
       const failing = {
         transaction: () => Promise.reject(new Error(`connect ECONNREFUSED ${secretish}`)),
         kycUser: () => Promise.reject(new TypeError(`bad ${secretish}`)),
-        onFreshWrite: () => {},
       };
       const { createLogger } = await import('../../src/observability/logger.ts');
       const { GatewayMetrics } = await import('../../src/observability/metrics.ts');
@@ -303,7 +302,6 @@ describe('error masking', () => {
           upstreamTimeZone: 'UTC',
           sdk: { scriptUrl: 'http://x/sdk.js', publicKey: 'pk', businessSlug: 'b' },
           maxBatchSize: 100,
-          cacheMaxEntries: 100,
           sandbox: false,
           version: 'test',
           live: { pollMs: 1000, maxPollMs: 1000, maxWatchMs: 1000 },
