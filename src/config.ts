@@ -83,6 +83,12 @@ export interface LimitsConfig {
   rootFields: number;
   /** Most estimated cost; `transactions` counts each of its references. */
   cost: number;
+  /** Most fragment definitions in one document. */
+  fragments: number;
+  /** Memory for parsed and validated documents kept for reuse, in bytes (estimated). */
+  documentCacheBytes: number;
+  /** Time a client has to send a request's headers and body before its connection is closed (ms). */
+  requestTimeoutMs: number;
 }
 
 export interface RateLimitConfig {
@@ -460,6 +466,9 @@ export function loadConfig(env: Env): GatewayConfig {
       bodyBytes: integer(env, 'LIMIT_BODY_BYTES', 1_048_576, 1024, 104_857_600),
       rootFields: integer(env, 'LIMIT_ROOT_FIELDS', 20, 1, 100),
       cost: integer(env, 'LIMIT_COST', 5000, 1, 1_000_000),
+      fragments: integer(env, 'LIMIT_FRAGMENTS', 32, 0, 10_000),
+      documentCacheBytes: integer(env, 'DOCUMENT_CACHE_BYTES', 33_554_432, 0, 4_294_967_296),
+      requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
     },
     rateLimit: {
       rps: integer(env, 'RATE_LIMIT_RPS', 10, 0, 1_000_000),

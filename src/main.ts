@@ -2,7 +2,6 @@
  * `npm start`: settings → (sandbox when no API URL is set) → gateway → signals.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
 import { startApp } from './app.ts';
 import { signToken } from './auth/tokens.ts';
 import { ALL_SCOPES } from './auth/viewer.ts';
@@ -83,7 +82,7 @@ async function main(): Promise<void> {
     // The /kyc page may sign demo end-user tokens only with the secret made for this run.
     ...(devToken && auth.mode === 'jwt' && { kycPageDemoSecret: auth.jwtSecret }),
   });
-  const server = createServer({ keepAliveTimeout: 65_000 }, gateway.handle);
+  const server = gateway.createServer();
   server.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);

@@ -5,13 +5,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { createSchema, createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Authenticator } from './auth/tokens.ts';
+import { NO_ACCESS, type Viewer } from './auth/viewer.ts';
 import type { RecordSources } from './cache/sources.ts';
 import type { GraphQLContext, ResolverSettings } from './context.ts';
-import { RateLimitedError } from './errors.ts';
+import { type GatewayError, RateLimitedError, UnauthenticatedError } from './errors.ts';
+import { createDocumentPreparer, type PreparedSlot } from './graphql/documents.ts';
 import {
   createParser,
   extraValidationRules,
@@ -39,12 +41,21 @@ export function loadTypeDefs(): string[] {
     .map((file) => readFileSync(new URL(file, SCHEMA_DIR), 'utf8'));
 }
 
-/** What Yoga receives when it serves as a node:http listener, plus the request's record. */
-export interface NodeServerContext {
+/**
+ * What Yoga receives when it serves as a node:http listener, plus what the HTTP entry found
+ * before the body was read: the request's record, the verified caller and its rate-limit key.
+ */
+export interface NodeServerContext extends PreparedSlot {
   req: IncomingMessage;
   res: ServerResponse;
   record: RequestRecord;
+  viewer: Viewer;
+  /** The caller's identity for per-caller limits: `sub:<subject>`, or `ip:<address>`. */
+  caller: string;
 }
+
+/** Who the HTTP entry let in. */
+type Admitted = Pick<NodeServerContext, 'viewer' | 'caller'>;
 
 /** Readiness: whether the gateway can do useful work now, and why not. */
 export type ReadinessCheck = () => Promise<{ ready: boolean; reasons: string[] }>;
@@ -75,6 +86,8 @@ export interface Gateway {
   yoga: YogaServerInstance<NodeServerContext, GraphQLContext>;
   /** A node:http request listener serving every path of contract §2. */
   handle: (req: IncomingMessage, res: ServerResponse) => void;
+  /** A node:http server for `handle`, with the slow-client timeouts set. */
+  createServer: () => Server;
   metrics: GatewayMetrics;
   logger: Logger;
   close: () => Promise<void>;
@@ -119,6 +132,31 @@ function withinBodyLimit(req: IncomingMessage, res: ServerResponse, maxBytes: nu
   return true;
 }
 
+/**
+ * Answers a request the HTTP entry refuses before reading its body (no token, over its rate):
+ * the error as a GraphQL response, with the error's HTTP status and headers. A body that was
+ * sent is not read: the connection closes after the answer.
+ */
+function refuseEarly(req: IncomingMessage, res: ServerResponse, error: GatewayError): void {
+  const { http, ...extensions } = error.extensions as {
+    http?: { status?: number; headers?: Record<string, string> };
+  };
+  const accept = req.headers.accept ?? '';
+  const type = accept.includes('application/graphql-response+json')
+    ? 'application/graphql-response+json; charset=utf-8'
+    : 'application/json; charset=utf-8';
+  const body = JSON.stringify({ errors: [{ message: error.message, extensions }] });
+  const unread =
+    req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0';
+  res.writeHead(http?.status ?? 400, {
+    ...http?.headers,
+    'content-type': type,
+    'content-length': Buffer.byteLength(body),
+    ...((unread || req.headers['transfer-encoding'] !== undefined) && { connection: 'close' }),
+  });
+  res.end(body);
+}
+
 /** Builds the gateway. */
 export function createGateway(deps: GatewayDeps): Gateway {
   const { metrics, logger } = deps;
@@ -128,20 +166,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
   });
 
   /** The context of one request; the same for Yoga's pipeline and the fast path. */
-  const buildContext = async (
-    req: IncomingMessage,
-    authorization: string | null,
-    signal: () => AbortSignal,
-  ): Promise<GraphQLContext> => {
+  const buildContext = (server: NodeServerContext, signal: () => AbortSignal): GraphQLContext => {
     const stale: StaleRecord[] = [];
-    const viewer = await deps.authenticate(authorization);
-    const caller = viewer.subject
-      ? `sub:${viewer.subject}`
-      : `ip:${req.socket.remoteAddress ?? ''}`;
-    const decision = await deps.rateLimiter.take(caller);
-    if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds);
     return {
-      viewer,
+      viewer: server.viewer,
       loaders: createLoaders(deps.sources, stale),
       sources: deps.sources,
       settings: deps.settings,
@@ -151,8 +179,18 @@ export function createGateway(deps: GatewayDeps): Gateway {
     };
   };
 
+  // One preparation of each document for every path; Yoga's own caches would keep documents
+  // that failed, bounded in entries only.
+  const documents = createDocumentPreparer({
+    schema,
+    parse: createParser(deps.hardening),
+    rules: extraValidationRules(deps.hardening),
+    maxBytes: deps.hardening.limits.documentCacheBytes,
+  });
+
   const yoga = createYoga<NodeServerContext, GraphQLContext>({
     schema,
+    parserAndValidationCache: false,
     graphqlEndpoint: '/graphql',
     landingPage: false,
     // Never add the original error to extensions, whatever NODE_ENV says: it may hold a URL.
@@ -186,6 +224,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     batching: false,
     plugins: [
       ...hardeningPlugins(deps.hardening),
+      documents.plugin(),
       // After the hardening plugins, so that it records the codes clients receive.
       useRequestRecord(),
       // A request a browser may send cross-site without a preflight (a plain GET, a form
@@ -196,19 +235,17 @@ export function createGateway(deps: GatewayDeps): Gateway {
       }),
       useStaleExtension(),
     ],
-    context: ({ request, req }) =>
-      buildContext(req, request.headers.get('authorization'), () => request.signal),
+    context: (server) => buildContext(server, () => server.request.signal),
   });
 
   const tryFast = createFastPath({
     schema,
-    parse: createParser(deps.hardening),
-    rules: extraValidationRules(deps.hardening),
+    documents,
     maxCost: deps.hardening.limits.cost,
     maxDocumentBytes: deps.hardening.limits.documentBytes,
     acceptsText: deps.hardening.trustedDocuments !== 'only',
-    context: (req) =>
-      buildContext(req, req.headers.authorization ?? null, () => {
+    context: (server: NodeServerContext) =>
+      buildContext(server, () => {
         throw new Error('the fast path serves no subscriptions');
       }),
   });
@@ -231,7 +268,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks).toString('utf8');
-    const outcome = await tryFast(req, res, body, context.record);
+    const outcome = await tryFast(req, res, body, context);
     metrics.fastPath.inc({ outcome });
     if (outcome === 'answered') return;
     const headers = new Headers();
@@ -252,6 +289,33 @@ export function createGateway(deps: GatewayDeps): Gateway {
     res.writeHead(response.status, { ...outgoing, 'content-length': answer.length });
     res.end(answer);
   };
+
+  /**
+   * The token, then the caller's rate, from the headers alone: a request without a valid token
+   * or over its rate costs no body read, no parse and no validation.
+   */
+  const admit = async (req: IncomingMessage): Promise<GatewayError | Admitted> => {
+    let viewer: Viewer;
+    try {
+      viewer = await deps.authenticate(req.headers.authorization ?? null);
+    } catch (error) {
+      if (error instanceof UnauthenticatedError) return error;
+      throw error;
+    }
+    const caller = viewer.subject
+      ? `sub:${viewer.subject}`
+      : `ip:${req.socket.remoteAddress ?? ''}`;
+    const decision = await deps.rateLimiter.take(caller);
+    if (!decision.allowed) return new RateLimitedError(decision.retryAfterSeconds);
+    return { viewer, caller };
+  };
+
+  /** What needs no token: GraphiQL's page itself, and CORS preflights (neither executes). */
+  const servedWithoutToken = (req: IncomingMessage): boolean =>
+    req.method === 'OPTIONS' ||
+    (deps.graphiql !== false &&
+      req.method === 'GET' &&
+      (req.headers.accept ?? '').includes('text/html'));
 
   /** One log line and the request metrics, when the response has gone out. */
   const finish = (record: RequestRecord, res: ServerResponse, started: number): void => {
@@ -276,24 +340,43 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const path = (req.url ?? '/').split('?', 1)[0];
     if (path === '/graphql') {
-      if (req.method === 'POST' && !withinBodyLimit(req, res, deps.hardening.limits.bodyBytes))
-        return;
       const incoming = req.headers['x-request-id'];
       const id =
         typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
       res.setHeader('x-request-id', id);
+      // Answers hold personal data: no cache keeps them, no browser guesses their type.
+      res.setHeader('cache-control', 'no-store');
+      res.setHeader('x-content-type-options', 'nosniff');
       const record: RequestRecord = { id, codes: [] };
       const started = performance.now();
       res.once('close', () => finish(record, res, started));
-      const context = { req, res, record };
-      if (fastEligible(req)) {
-        serveBuffered(req, res, context).catch(() => {
-          if (!res.headersSent) send(res, 500, 'internal error\n');
-          else res.destroy();
-        });
+      if (servedWithoutToken(req)) {
+        void yoga.handle(req, res, { req, res, record, viewer: NO_ACCESS, caller: '' });
         return;
       }
-      void yoga.handle(req, res, context);
+      admit(req).then(
+        (admitted) => {
+          if ('code' in admitted) {
+            record.codes.push(admitted.code);
+            refuseEarly(req, res, admitted);
+            return;
+          }
+          if (req.method === 'POST' && !withinBodyLimit(req, res, deps.hardening.limits.bodyBytes))
+            return;
+          const context: NodeServerContext = { req, res, record, ...admitted };
+          if (fastEligible(req)) {
+            serveBuffered(req, res, context).catch(() => {
+              if (!res.headersSent) send(res, 500, 'internal error\n');
+              else res.destroy();
+            });
+            return;
+          }
+          void yoga.handle(req, res, context);
+        },
+        () => {
+          if (!res.headersSent) send(res, 500, 'internal error\n');
+        },
+      );
       return;
     }
     if (path === '/healthz') {
@@ -319,7 +402,25 @@ export function createGateway(deps: GatewayDeps): Gateway {
     send(res, 404, 'not found\n');
   };
 
-  return { yoga, handle, metrics, logger, close: deps.close };
+  const timeoutMs = deps.hardening.limits.requestTimeoutMs;
+  return {
+    yoga,
+    handle,
+    createServer: () =>
+      createServer(
+        {
+          keepAliveTimeout: 65_000,
+          // A client that sends its headers or body too slowly loses its connection (408).
+          requestTimeout: timeoutMs,
+          headersTimeout: Math.min(60_000, timeoutMs),
+          connectionsCheckingInterval: Math.min(1000, timeoutMs),
+        },
+        handle,
+      ),
+    metrics,
+    logger,
+    close: deps.close,
+  };
 }
 
 const DEFAULT_QUERY = `# Try the demo references of the sandbox:

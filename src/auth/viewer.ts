@@ -11,6 +11,9 @@ export interface Viewer {
   scopes: ReadonlySet<string>;
 }
 
+/** A viewer that may read nothing (requests that need no token, such as GraphiQL's page). */
+export const NO_ACCESS: Viewer = { subject: undefined, scopes: new Set() };
+
 /** The viewer when checking is turned off (`AUTH_DISABLED=true`, local work only). */
 export const UNCHECKED_VIEWER: Viewer = { subject: undefined, scopes: new Set(ALL_SCOPES) };
 

@@ -14,9 +14,12 @@ import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operation
 import {
   type ASTVisitor,
   type DocumentNode,
+  type ExecutionArgs,
   type ExecutionResult,
   type FragmentDefinitionNode,
   GraphQLError,
+  type GraphQLSchema,
+  getVariableValues,
   Kind,
   NoSchemaIntrospectionCustomRule,
   type OperationDefinitionNode,
@@ -101,7 +104,10 @@ function maxRootFieldsRule(max: number, production: boolean) {
   });
 }
 
-/** Length of a list argument given inline or through a variable; 1 when unknown. */
+/**
+ * Length of a list argument given inline or through a variable (its coerced value, so a
+ * variable's default counts like a value sent); 1 when unknown.
+ */
 function listLength(value: ValueNode | undefined, variables: Record<string, unknown>): number {
   if (!value) return 1;
   if (value.kind === Kind.LIST) return value.values.length;
@@ -113,15 +119,31 @@ function listLength(value: ValueNode | undefined, variables: Record<string, unkn
 }
 
 /**
+ * The operation's variables as execution will see them: coerced, defaults filled in. When they
+ * do not coerce, execution refuses the request anyway; the values sent are used meanwhile.
+ */
+function coercedVariables(
+  schema: GraphQLSchema,
+  operation: OperationDefinitionNode,
+  variables: Record<string, unknown>,
+): Record<string, unknown> {
+  const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables, {
+    maxErrors: 1,
+  });
+  return coerced.coerced ?? variables;
+}
+
+/**
  * Estimated cost: one per field resolved, with `transactions` multiplying its selection by
  * the number of references asked (each may be an upstream call), and KYC level and check
  * lists by a typical size. Fragments are expanded per use, so repeating a fragment costs; the
  * cost of each fragment is computed once, so that the time stays linear in the document.
  */
 export function operationCost(
+  schema: GraphQLSchema,
   document: DocumentNode,
   operationName: string | null | undefined,
-  variables: Record<string, unknown>,
+  rawVariables: Record<string, unknown>,
 ): number {
   const fragments = fragmentsOf(document);
   const operations = document.definitions.filter(
@@ -131,6 +153,7 @@ export function operationCost(
     operations.find((o) => o.name?.value === operationName) ??
     (operations.length === 1 ? operations[0] : undefined);
   if (!operation) return 0;
+  const variables = coercedVariables(schema, operation, rawVariables);
   const LIST_ESTIMATE: Record<string, number> = { levels: 5, checks: 5 };
   const fragmentCosts = new Map<string, number>();
   const walk = (
@@ -174,16 +197,16 @@ export function operationCost(
 
 /** Refuses, before any resolver runs, an operation whose cost is over the limit. */
 function useCostLimit(max: number, production: boolean): Plugin {
+  const costOf = (args: ExecutionArgs) =>
+    operationCost(args.schema, args.document, args.operationName, args.variableValues ?? {});
   return {
     onExecute({ args, setResultAndStopExecution }) {
-      const cost = operationCost(args.document, args.operationName, args.variableValues ?? {});
-      if (cost > max) {
+      if (costOf(args) > max) {
         setResultAndStopExecution({ errors: [refusal(overLimit('cost', max, production))] });
       }
     },
     onSubscribe({ args, setResultAndStopExecution }) {
-      const cost = operationCost(args.document, args.operationName, args.variableValues ?? {});
-      if (cost > max) {
+      if (costOf(args) > max) {
         setResultAndStopExecution({ errors: [refusal(overLimit('cost', max, production))] });
       }
     },
@@ -197,24 +220,6 @@ function useDocumentSizeLimit(maxBytes: number, production: boolean): Plugin {
       if (typeof params.query === 'string' && Buffer.byteLength(params.query) > maxBytes) {
         setResult({ errors: [refusal(overLimit('document size', maxBytes, production))] });
       }
-    },
-  };
-}
-
-/**
- * graphql-js parses nested lists, input objects and selection sets recursively, so a document
- * nested a couple of thousand levels deep, within the token limit (e.g.
- * `transaction(txRef: [[[…"NT-1"…]]])`), can exhaust the stack; the RangeError was masked as a
- * 500. It is refused before execution like any other document over a limit.
- */
-function useParseStackLimit(): Plugin {
-  return {
-    onParse() {
-      return ({ result, replaceParseResult }) => {
-        if (result instanceof RangeError) {
-          replaceParseResult(refusal('The document is nested too deeply.'));
-        }
-      };
     },
   };
 }
@@ -271,14 +276,7 @@ function useContractErrorCodes(): Plugin {
   const fix = (result: ExecutionResult): ExecutionResult => {
     if (!result.errors?.length) return result;
     const errors = result.errors.map((error) => {
-      // Armor's token limit stops the parser, but it is a limit, not a syntax error.
-      const code =
-        error.extensions?.code === 'GRAPHQL_PARSE_FAILED' && /token limit/i.test(error.message)
-          ? 'GRAPHQL_VALIDATION_FAILED'
-          : error.extensions?.code;
-      if (code !== error.extensions?.code) {
-        return new GraphQLError(error.message, { extensions: { ...error.extensions, code } });
-      }
+      const code = error.extensions?.code;
       if (CONTRACT_CODES.has(code) && !('originalError' in (error.extensions ?? {}))) {
         return error;
       }
@@ -319,16 +317,39 @@ function useContractErrorCodes(): Plugin {
 }
 
 /**
- * The parser with the token limit (GraphQL Armor's lexer counts tokens as it goes, so a huge
- * document stops early). Shared by Yoga's pipeline and the fast path.
+ * The parser with the limits that are cheapest to check while reading: tokens (GraphQL Armor's
+ * lexer counts them as it goes, so a huge document stops early), nesting (graphql-js parses
+ * nested lists, input objects and selection sets recursively, so a document nested a couple of
+ * thousand levels deep, within the token limit, exhausts the stack), and fragment definitions
+ * (a chain of fragments spreading each other multiplies the work of every later step). Each is
+ * refused as GRAPHQL_VALIDATION_FAILED, like any other limit, whatever the message says.
  */
 export function createParser(options: HardeningOptions): (source: string | Source) => DocumentNode {
   const { limits, production } = options;
-  return (source) =>
-    new MaxTokensParserWLexer(source, {
-      n: limits.tokens,
-      exposeLimits: !production,
-    }).parseDocument();
+  return (source) => {
+    let document: DocumentNode;
+    try {
+      document = new MaxTokensParserWLexer(source, {
+        n: limits.tokens,
+        onReject: [
+          () => {
+            throw refusal(overLimit('token', limits.tokens, production));
+          },
+        ],
+      }).parseDocument();
+    } catch (error) {
+      if (error instanceof RangeError) throw refusal('The document is nested too deeply.');
+      throw error;
+    }
+    let fragments = 0;
+    for (const definition of document.definitions) {
+      if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments += 1;
+    }
+    if (fragments > limits.fragments) {
+      throw refusal(overLimit('fragment', limits.fragments, production));
+    }
+    return document;
+  };
 }
 
 /**
@@ -341,7 +362,9 @@ export function extraValidationRules(options: HardeningOptions): ValidationRule[
   const exposeLimits = !production;
   return [
     maxDepthRule({ n: limits.depth, exposeLimits, flattenFragments: true }),
-    maxAliasesRule({ n: limits.aliases, exposeLimits }),
+    // Aliases of `__typename` count too (Armor allows them by default): 1,600 of them cost
+    // the field-merging rule seconds.
+    maxAliasesRule({ n: limits.aliases, exposeLimits, allowList: [] }),
     maxDirectivesRule({ n: limits.directives, exposeLimits }),
     maxRootFieldsRule(limits.rootFields, production),
     ...(options.introspection ? [] : [NoSchemaIntrospectionCustomRule]),
@@ -380,7 +403,6 @@ export function hardeningPlugins(options: HardeningOptions): Plugin[] {
     useUnreadableRequestErrors(),
     useContractErrorCodes(),
     useDocumentSizeLimit(limits.documentBytes, production),
-    useParseStackLimit(),
   ];
   if (options.trustedDocuments !== 'off') {
     const documents = loadTrustedDocuments();
@@ -406,19 +428,7 @@ export function hardeningPlugins(options: HardeningOptions): Plugin[] {
       }),
     );
   }
-  const parse = createParser(options);
-  const rules = extraValidationRules(options);
-  plugins.push(
-    {
-      onParse({ setParseFn }) {
-        setParseFn(parse);
-      },
-      onValidate({ addValidationRule }) {
-        for (const rule of rules) addValidationRule(rule);
-      },
-    },
-    useCostLimit(limits.cost, production),
-  );
+  plugins.push(useCostLimit(limits.cost, production));
   if (production) plugins.push(blockFieldSuggestionsPlugin() as Plugin);
   return plugins;
 }

@@ -2,51 +2,42 @@
  * The fast path for the common request: a JSON POST of a query or mutation that parses and
  * validates cleanly. It runs the same parser, validation rules, cost limit, authentication,
  * rate limit, context, execution, error masking and stale extension as Yoga's pipeline, but
- * without converting the node request and response to Fetch objects, and with parse and
- * validation done once per distinct document. Measured: the Fetch conversion and its promise
+ * without converting the node request and response to Fetch objects. Parse and validation are
+ * the shared document preparer's (src/graphql/documents.ts): when the fast path declines after
+ * preparing, Yoga uses that preparation instead of doing it again. Measured: the Fetch conversion and its promise
  * plumbing were most of the gateway's time per request.
  *
- * Anything else — GET, subscriptions (SSE), a document that does not parse or validate, a
- * refused token or rate, CORS, an unusual Accept, `extensions` (persisted documents) — is
+ * The token and the rate were checked before the body was read (server.ts). Anything else —
+ * GET, subscriptions (SSE), a document that does not parse or validate, CORS, an unusual
+ * Accept, `extensions` (persisted documents) — is
  * handed to Yoga, which answers it exactly as before. The fast path never answers an error
  * that Yoga would have answered differently: it steps aside before any such error.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
-  type DocumentNode,
   type ExecutionResult,
   execute,
   GraphQLError,
   type GraphQLSchema,
   getOperationAST,
-  type OperationDefinitionNode,
-  specifiedRules,
-  type ValidationRule,
-  validate,
 } from 'graphql';
 import { maskError } from 'graphql-yoga';
-import { LRUCache } from 'lru-cache';
 import type { GraphQLContext } from '../context.ts';
+import type { DocumentPreparer, PreparedSlot } from '../graphql/documents.ts';
 import { operationCost } from '../graphql/hardening.ts';
 import type { RequestRecord } from '../observability/plugin.ts';
 
-/** A document that parsed and validated, ready to execute. */
-interface Prepared {
-  document: DocumentNode;
-  operations: Map<string | undefined, OperationDefinitionNode>;
-}
-
-export interface FastPathDeps {
+export interface FastPathDeps<S> {
   schema: GraphQLSchema;
-  parse: (source: string) => DocumentNode;
-  rules: ValidationRule[];
+  /** Parse and validation, shared with Yoga's pipeline. */
+  documents: DocumentPreparer;
   maxCost: number;
   /** Documents longer than this (bytes) are Yoga's to refuse. */
   maxDocumentBytes: number;
   /** False when only trusted documents sent by id are accepted: Yoga refuses the text. */
   acceptsText: boolean;
-  /** Builds the request's context, or throws (refused token or rate: Yoga answers then). */
-  context: (req: IncomingMessage) => Promise<GraphQLContext>;
+  /** Builds the request's context from what the HTTP entry found. */
+  context: (server: S) => GraphQLContext;
 }
 
 /** What the fast path did with a request. */
@@ -86,32 +77,9 @@ function writeJson(res: ServerResponse, type: string, text: string): void {
 }
 
 /** Builds the fast path's handler over the same schema, parser and rules as Yoga's. */
-export function createFastPath(deps: FastPathDeps) {
-  const prepared = new LRUCache<string, Prepared | false>({ max: 1000 });
-  const rules = [...specifiedRules, ...deps.rules];
-
-  function prepare(query: string): Prepared | false {
-    const known = prepared.get(query);
-    if (known !== undefined) return known;
-    let result: Prepared | false = false;
-    try {
-      const document = deps.parse(query);
-      if (validate(deps.schema, document, rules).length === 0) {
-        const operations = new Map<string | undefined, OperationDefinitionNode>();
-        for (const definition of document.definitions) {
-          if (definition.kind === 'OperationDefinition') {
-            operations.set(definition.name?.value, definition);
-          }
-        }
-        result = { document, operations };
-      }
-    } catch {
-      result = false;
-    }
-    prepared.set(query, result);
-    return result;
-  }
-
+export function createFastPath<S extends PreparedSlot & { record: RequestRecord }>(
+  deps: FastPathDeps<S>,
+) {
   /**
    * Tries to answer a buffered JSON POST. Declines (without writing anything) whenever Yoga
    * should answer instead.
@@ -120,7 +88,7 @@ export function createFastPath(deps: FastPathDeps) {
     req: IncomingMessage,
     res: ServerResponse,
     body: string,
-    record: RequestRecord,
+    server: S,
   ): Promise<FastOutcome> {
     const type = answerType(req.headers.accept);
     if (type === undefined || !JSON_TYPE.test(req.headers['content-type'] ?? '')) return 'declined';
@@ -145,25 +113,21 @@ export function createFastPath(deps: FastPathDeps) {
     ) {
       return 'declined';
     }
-    const ready = prepare(query);
-    if (!ready) return 'declined';
+    const ready = deps.documents.prepare(query);
+    // Whatever Yoga does with this request next, it does not parse or validate it again.
+    server.prepared = { source: query, result: ready };
+    if (!ready.ok) return 'declined';
     const name = typeof operationName === 'string' ? operationName : undefined;
-    const operation =
-      name === undefined && ready.operations.size === 1
-        ? ready.operations.values().next().value
-        : ready.operations.get(name);
+    const operation = getOperationAST(ready.document, name);
     if (!operation || operation.operation === 'subscription') return 'declined';
     const variableValues = (variables ?? {}) as Record<string, unknown>;
-    if (operationCost(ready.document, name, variableValues) > deps.maxCost) return 'declined';
-
-    let contextValue: GraphQLContext;
-    try {
-      contextValue = await deps.context(req);
-    } catch {
+    if (operationCost(deps.schema, ready.document, name, variableValues) > deps.maxCost) {
       return 'declined';
     }
-    const operationLabel = getOperationAST(ready.document, name)?.name?.value;
-    record.operation = operationLabel;
+
+    const contextValue = deps.context(server);
+    const { record } = server;
+    record.operation = operation.name?.value;
     const result = (await execute({
       schema: deps.schema,
       document: ready.document,

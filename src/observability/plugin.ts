@@ -35,11 +35,8 @@ function nameOperation(
 /** The Yoga plugin; the server context carries `record`. */
 export function useRequestRecord(): Plugin<object, { record?: RequestRecord }> {
   return {
-    // The name as sent, for requests that fail before execution...
-    onParams({ params, context }) {
-      if (context.record) context.record.operation = params.operationName ?? undefined;
-    },
-    // ...and the name in the document once it is known.
+    // The name in the document once it validated: a name sent with a request that fails
+    // earlier is any string a caller likes, and would fill the metric's label slots.
     onExecute({ args }) {
       nameOperation(args.contextValue, args.document, args.operationName);
     },

@@ -3,7 +3,6 @@
  * `npm start`) against given upstreams, and talks to it over HTTP with typed documents.
  */
 import { once } from 'node:events';
-import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
@@ -100,7 +99,7 @@ export async function startGateway(
       kycPageDemoSecret: options.kycPageDemoSecret,
     }),
   });
-  const server = createServer(gateway.handle);
+  const server = gateway.createServer();
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
