@@ -186,7 +186,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
     parse: createParser(deps.hardening),
     rules: extraValidationRules(deps.hardening),
     maxBytes: deps.hardening.limits.documentCacheBytes,
+    observe: (outcome) => metrics.documents.inc({ outcome }),
   });
+  metrics.documentCacheSize = () => documents.bytes;
 
   const yoga = createYoga<NodeServerContext, GraphQLContext>({
     schema,

@@ -48,7 +48,10 @@ export function createDocumentPreparer(options: {
   parse: (source: string) => DocumentNode;
   rules: readonly ValidationRule[];
   maxBytes: number;
+  /** Told what each preparation did: served from the cache, prepared, or refused. */
+  observe?: (outcome: 'cached' | 'prepared' | 'refused') => void;
 }): DocumentPreparer {
+  const observe = options.observe ?? (() => {});
   const rules = [...specifiedRules, ...options.rules];
   const cache = new LRUCache<string, DocumentNode>({
     maxSize: Math.max(1, options.maxBytes),
@@ -60,11 +63,15 @@ export function createDocumentPreparer(options: {
 
   const prepare = (source: string): Prepared => {
     const known = cache.get(source);
-    if (known) return { ok: true, document: known };
+    if (known) {
+      observe('cached');
+      return { ok: true, document: known };
+    }
     let document: DocumentNode;
     try {
       document = options.parse(source);
     } catch (parseError) {
+      observe('refused');
       return { ok: false, parseError };
     }
     let validationErrors: readonly GraphQLError[];
@@ -74,7 +81,11 @@ export function createDocumentPreparer(options: {
       // GraphQL Armor's rules throw their refusal instead of reporting it.
       validationErrors = [error as GraphQLError];
     }
-    if (validationErrors.length > 0) return { ok: false, document, validationErrors };
+    if (validationErrors.length > 0) {
+      observe('refused');
+      return { ok: false, document, validationErrors };
+    }
+    observe('prepared');
     valid.add(document);
     if (source.length * AST_BYTES_PER_SOURCE_BYTE < options.maxBytes) cache.set(source, document);
     return { ok: true, document };

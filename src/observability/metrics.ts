@@ -85,6 +85,23 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  readonly documents = new Counter({
+    name: 'gateway_documents_total',
+    help: 'Documents prepared for execution: cached (reused), prepared (parsed and validated), refused.',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  /** Reads the document cache's size when /metrics is scraped (set by the server). */
+  documentCacheSize: () => number = () => 0;
+
+  readonly documentCacheBytes: Gauge = new Gauge({
+    name: 'gateway_document_cache_bytes',
+    help: 'Estimated memory held by parsed and validated documents kept for reuse.',
+    registers: [this.registry],
+    collect: (): void => this.documentCacheBytes.set(this.documentCacheSize()),
+  });
+
   constructor() {
     // Process metrics (RSS, heap, event-loop lag, GC) under the usual names.
     collectDefaultMetrics({ register: this.registry });
