@@ -26,6 +26,7 @@ import {
 } from 'graphql';
 import { maskError } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
+import { viewerKey } from '../auth/viewer.ts';
 import type { GraphQLContext } from '../context.ts';
 import { operationCost } from '../graphql/hardening.ts';
 import type { RequestRecord } from '../observability/plugin.ts';
@@ -105,9 +106,9 @@ function writeJson(res: ServerResponse, type: string, text: string): void {
 /** Builds the fast path's handler over the same schema, parser and rules as Yoga's. */
 export function createFastPath(deps: FastPathDeps) {
   const prepared = new LRUCache<string, Prepared | false>({ max: 1000 });
-  // Whole responses of queries, keyed by caller identity (sub and scopes: what authorization
-  // looks at), document, operation and variables. Reused only until the first record they
-  // contain stops being fresh, so never longer than the record cache would serve the record.
+  // Whole responses of queries, keyed by caller identity (everything authorization looks at),
+  // document, operation and variables. Reused only until the first record they contain stops
+  // being fresh, so never longer than the record cache would serve the record.
   const responses = new LRUCache<string, ReusableResponse>({ max: deps.maxReusable });
   // A mutation or a live poll wrote a fresh record: what was kept may hold the previous one.
   deps.onFreshWrite(() => responses.clear());
@@ -189,13 +190,9 @@ export function createFastPath(deps: FastPathDeps) {
     record.operation = operationLabel;
     const reuseKey =
       operation.operation === 'query'
-        ? [
-            contextValue.viewer.subject ?? '',
-            [...contextValue.viewer.scopes].sort().join(' '),
-            name ?? '',
-            JSON.stringify(variableValues),
-            query,
-          ].join('\u0000')
+        ? [viewerKey(contextValue.viewer), name ?? '', JSON.stringify(variableValues), query].join(
+            '\u0000',
+          )
         : undefined;
     const reusable = reuseKey === undefined ? undefined : responses.get(reuseKey);
     if (reusable && reusable.until > Date.now()) {
