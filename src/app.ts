@@ -2,9 +2,9 @@
  * The composition root: upstream clients → cache → sources → gateway, from validated settings.
  * main.ts and the tests both build gateways through here.
  */
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type Authenticator, createAuthenticator, signToken } from './auth/tokens.ts';
-import { SCOPE_TRANSACTIONS } from './auth/viewer.ts';
 import { RedisFlightLock } from './cache/redis-flight.ts';
 import { createRedisCache } from './cache/redis-store.ts';
 import { createSources } from './cache/sources.ts';
@@ -20,11 +20,13 @@ import { RedisRateLimiter } from './http/redis-rate-limit.ts';
 import type { LiveDeps, LiveStatusHub } from './live/hub.ts';
 import { MemoryLiveStatusHub } from './live/memory-hub.ts';
 import { RedisLiveStatusHub } from './live/redis-hub.ts';
+import { isTxRef } from './model/input.ts';
 import { ClusterMetrics } from './observability/cluster-metrics.ts';
 import { createLogger, type Logger } from './observability/logger.ts';
 import { GatewayMetrics } from './observability/metrics.ts';
 import { type ThrottledWarn, throttledWarn } from './observability/throttled-log.ts';
 import { RedisConnection } from './redis/connection.ts';
+import { PAYMENT_DEMO_REFERENCES, PENDING_PREFIX } from './sandbox/data.ts';
 import { createGateway, type Gateway } from './server.ts';
 import type { UpstreamObserver } from './upstream/http.ts';
 import { KycClient } from './upstream/kyc.ts';
@@ -80,6 +82,8 @@ function upstreamObserver(metrics: GatewayMetrics, logger: Logger): UpstreamObse
 
 // Long enough to verify a demo user and watch a payment settle; short for a token in a page.
 const DEMO_TOKEN_LIFETIME = '30m';
+/** The sandbox's demo payments (not its failure references), which the /kyc page offers. */
+const DEMO_TX_REFS = PAYMENT_DEMO_REFERENCES.map((doc) => doc.ref).filter(isTxRef);
 
 // --- Redis (issue 5) ---
 /**
@@ -252,13 +256,20 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
 }
 
 function kycPage(inputs: AppInputs): KycPageHandler {
-  const secret = inputs.kycPageDemoSecret;
+  // Demo tokens never in production, whatever secret is handed in.
+  const secret = inputs.config.production ? undefined : inputs.kycPageDemoSecret;
   return createKycPageHandler({
     sdkScriptUrl: inputs.kyc.sdkScriptUrl,
     ...(secret !== undefined && {
-      // An end user's token: its own KYC (sub) and the demo payments, never kyc:read.
-      demoToken: (userRef: string) =>
-        signToken(secret, { sub: userRef, scope: SCOPE_TRANSACTIONS }, DEMO_TOKEN_LIFETIME),
+      // An end user's token, no scope: its own KYC (sub), and only the payments listed in it,
+      // as a merchant's backend would list the end user's own.
+      demoToken: async (userRef: string) => {
+        // The sandbox keeps each NT-PENDING… reference pending for a while on its own clock.
+        const pendingTxRef = `${PENDING_PREFIX}${randomBytes(6).toString('hex').toUpperCase()}`;
+        const txRefs = [...DEMO_TX_REFS, pendingTxRef];
+        const token = await signToken(secret, { sub: userRef, txRefs }, DEMO_TOKEN_LIFETIME);
+        return { token, txRefs, pendingTxRef };
+      },
     }),
   });
 }

@@ -14,40 +14,101 @@ import {
 import { LRUCache } from 'lru-cache';
 import type { AuthConfig } from '../config.ts';
 import { UnauthenticatedError } from '../errors.ts';
+import { isTxRef } from '../model/input.ts';
 import { UNCHECKED_VIEWER, type Viewer } from './viewer.ts';
 
 const SYMMETRIC = ['HS256'];
 /** Longest time a verified token is remembered without checking its signature again. */
 const REMEMBER_MS = 5 * 60_000;
 const ASYMMETRIC = ['RS256', 'ES256'];
+/** How far in the future `iat` may be (clock skew between the issuer and this gateway). */
+const MAX_CLOCK_SKEW_SECONDS = 60;
+/** Most references kept from a token's `txRefs` claim (a page's own payments, not a ledger). */
+export const MAX_TOKEN_TX_REFS = 100;
+/** Most bytes the verified tokens take (tokens, viewers and their keys, estimated). */
+export const VERIFIED_TOKENS_MAX_BYTES = 16 * 1024 * 1024;
+const VERIFIED_TOKENS_MAX_ENTRIES = 10_000;
 
 /** Turns the Authorization header of a request into a Viewer, or throws UNAUTHENTICATED. */
 export type Authenticator = (authorization: string | null) => Promise<Viewer>;
 
 function scopesOf(payload: JWTPayload): Set<string> {
   const scope = payload.scope;
-  if (typeof scope === 'string') return new Set(scope.split(' ').filter(Boolean));
-  // Some issuers send an array (`scp`-style); accept it under the same claim name.
-  if (Array.isArray(scope)) return new Set(scope.filter((s): s is string => typeof s === 'string'));
-  return new Set();
+  // Some issuers send an array (`scp`-style); accept it under the same claim name, each element
+  // split as the string form is, so "a b" means the same in either form.
+  const parts = typeof scope === 'string' ? [scope] : Array.isArray(scope) ? scope : [];
+  const scopes = new Set<string>();
+  for (const part of parts) {
+    if (typeof part !== 'string') continue;
+    for (const name of part.split(' ')) if (name !== '') scopes.add(name);
+  }
+  return scopes;
 }
 
-/** Builds the authenticator for the configured mode. */
-export function createAuthenticator(config: AuthConfig): Authenticator {
+/**
+ * The `txRefs` claim: well-formed references only, at most {@link MAX_TOKEN_TX_REFS}. Anything
+ * else (not an array, a non-string or malformed entry) grants nothing rather than failing the
+ * token: the scope rules still apply.
+ */
+function txRefsOf(payload: JWTPayload): Set<string> {
+  const claim = payload.txRefs;
+  const txRefs = new Set<string>();
+  if (!Array.isArray(claim)) return txRefs;
+  for (const entry of claim) {
+    if (txRefs.size >= MAX_TOKEN_TX_REFS) break;
+    if (typeof entry === 'string' && isTxRef(entry)) txRefs.add(entry);
+  }
+  return txRefs;
+}
+
+/** A verified token, remembered until `until` (ms since the epoch). */
+export interface VerifiedToken {
+  viewer: Viewer;
+  until: number;
+}
+
+export type VerifiedTokenCache = LRUCache<string, VerifiedToken>;
+
+/** Rough bytes an entry holds: the token (up to a request header's size) and its viewer. */
+function verifiedTokenBytes(entry: VerifiedToken, token: string): number {
+  let bytes = 2 * token.length + 2 * (entry.viewer.subject?.length ?? 0) + 256;
+  for (const scope of entry.viewer.scopes) bytes += 2 * scope.length + 64;
+  for (const txRef of entry.viewer.txRefs) bytes += 2 * txRef.length + 64;
+  return bytes;
+}
+
+/**
+ * The cache of verified tokens, bounded in entries and in bytes: a token can be as large as a
+ * request header, so a count alone would let large tokens take a lot of memory.
+ */
+export function createVerifiedTokenCache(maxBytes = VERIFIED_TOKENS_MAX_BYTES): VerifiedTokenCache {
+  return new LRUCache<string, VerifiedToken>({
+    max: VERIFIED_TOKENS_MAX_ENTRIES,
+    maxSize: maxBytes,
+    sizeCalculation: verifiedTokenBytes,
+  });
+}
+
+/**
+ * Builds the authenticator for the configured mode. Verified tokens are remembered in
+ * `verified` until they expire (at most a few minutes, so that a key removed from the JWKS
+ * stops being honoured soon): a signature check per request showed in profiles. Only
+ * successes are remembered.
+ */
+export function createAuthenticator(
+  config: AuthConfig,
+  verified: VerifiedTokenCache = createVerifiedTokenCache(),
+): Authenticator {
   if (config.mode === 'disabled') return async () => UNCHECKED_VIEWER;
   const secret =
     config.jwtSecret === undefined ? undefined : new TextEncoder().encode(config.jwtSecret);
   const jwks =
     config.jwksUrl === undefined ? undefined : createRemoteJWKSet(new URL(config.jwksUrl));
   const claims = {
+    requiredClaims: ['exp'],
     ...(config.issuer !== undefined && { issuer: config.issuer }),
     ...(config.audience !== undefined && { audience: config.audience }),
   };
-
-  // Verified tokens, remembered until they expire (at most a few minutes, so that a key
-  // removed from the JWKS stops being honoured soon): a signature check per request showed in
-  // profiles. Only successes are remembered.
-  const verified = new LRUCache<string, { viewer: Viewer; until: number }>({ max: 10_000 });
 
   return async (authorization) => {
     const match = authorization === null ? null : /^Bearer\s+(\S+)\s*$/i.exec(authorization);
@@ -72,30 +133,40 @@ export function createAuthenticator(config: AuthConfig): Authenticator {
           'The token is signed with an algorithm this gateway does not accept.',
         );
       }
+      // jose has checked that exp is there and not past, and that iat, if any, is a number.
+      const expires = (payload.exp ?? 0) * 1000;
+      if (payload.iat !== undefined && payload.iat > Date.now() / 1000 + MAX_CLOCK_SKEW_SECONDS) {
+        throw new UnauthenticatedError('The token was issued in the future (iat).');
+      }
       const viewer: Viewer = {
         subject: typeof payload.sub === 'string' ? payload.sub : undefined,
         scopes: scopesOf(payload),
+        txRefs: txRefsOf(payload),
       };
-      const expires =
-        typeof payload.exp === 'number' ? payload.exp * 1000 : Number.POSITIVE_INFINITY;
       verified.set(token, { viewer, until: Math.min(expires, Date.now() + REMEMBER_MS) });
       return viewer;
     } catch (error) {
       if (error instanceof UnauthenticatedError) throw error;
       if (error instanceof errors.JWTExpired)
         throw new UnauthenticatedError('The token has expired.');
+      // A token that never expires is refused as an expired one would be.
+      if (error instanceof errors.JWTClaimValidationFailed && error.claim === 'exp')
+        throw new UnauthenticatedError('The token has no expiry (exp).');
       throw new UnauthenticatedError('The token is not valid.');
     }
   };
 }
 
-/** Signs an HS256 token (sandbox mode's ready token, and tests). */
+/** Signs an HS256 token (sandbox mode's ready token, the /kyc page's demo token, and tests). */
 export function signToken(
   secret: string,
-  claims: { sub: string; scope?: string },
+  claims: { sub: string; scope?: string; txRefs?: readonly string[] },
   expiresIn = '12h',
 ): Promise<string> {
-  return new SignJWT(claims.scope === undefined ? {} : { scope: claims.scope })
+  return new SignJWT({
+    ...(claims.scope !== undefined && { scope: claims.scope }),
+    ...(claims.txRefs !== undefined && { txRefs: [...claims.txRefs] }),
+  })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(claims.sub)
     .setIssuedAt()

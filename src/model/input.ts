@@ -2,9 +2,14 @@
 import { BadUserInputError } from '../errors.ts';
 import { TX_REF } from '../upstream/payment.ts';
 
+/** Whether `txRef` is `NT-` followed by 1 to 64 letters and digits. */
+export function isTxRef(txRef: string): boolean {
+  return TX_REF.test(txRef);
+}
+
 /** Throws BAD_USER_INPUT unless `txRef` is `NT-` followed by letters and digits. */
 export function checkTxRef(txRef: string): string {
-  if (!TX_REF.test(txRef)) {
+  if (!isTxRef(txRef)) {
     throw new BadUserInputError(
       'txRef must be "NT-" followed by 1 to 64 letters or digits, e.g. NT-SUCCESS001.',
     );

@@ -8,8 +8,9 @@
  *   and `Referer` headers, and the page removes it from the address bar;
  * - in sandbox mode only (the gateway made its JWT secret for this run), the gateway signs a
  *   short-lived end-user token for the demo userRef typed into the page (`/kyc?userRef=…`):
- *   `sub` = that userRef, scope `transactions:read` only (no `kyc:read`), so it reads that
- *   user's KYC and the demo payments, nothing else.
+ *   `sub` = that userRef and no scope, with a `txRefs` claim listing the demo payments and a
+ *   pending reference made for this page load, so it reads that user's KYC and those payments,
+ *   nothing else (as a merchant's backend would list the end user's own payments).
  *
  * The page never receives an upstream credential: it is built from public settings only.
  */
@@ -24,7 +25,16 @@ export interface KycPageOptions {
    * Signs a short-lived token for a demo end user. Given only in sandbox mode with a secret
    * made for the run (main.ts); absent, the page expects `#token=` from the merchant's login.
    */
-  demoToken?: (userRef: string) => Promise<string>;
+  demoToken?: (userRef: string) => Promise<DemoToken>;
+}
+
+/** A demo end user's token, and the payments it may read. */
+export interface DemoToken {
+  token: string;
+  /** The references in the token's `txRefs` claim, offered by the page. */
+  txRefs: readonly string[];
+  /** A pending reference made for this page load (one of `txRefs`), to follow live. */
+  pendingTxRef: string;
 }
 
 /** Serves the page's paths; false when the path is not the page's (the router goes on). */
@@ -86,7 +96,7 @@ export function createKycPageHandler(options: KycPageOptions): KycPageHandler {
 
   const page = async (url: URL): Promise<{ status: number; body: string }> => {
     const params = url.searchParams;
-    const config: Record<string, string> = {};
+    const config: Record<string, string | readonly string[]> = {};
     const name = params.get('name');
     if (name !== null && name.length > 0 && name.length <= 200 && !CONTROL.test(name)) {
       config.name = name;
@@ -100,8 +110,11 @@ export function createKycPageHandler(options: KycPageOptions): KycPageHandler {
       config.mode = 'demo';
       const userRef = params.get('userRef') ?? DEFAULT_DEMO_USER;
       if (DEMO_USER_REF.test(userRef)) {
+        const demo = await options.demoToken(userRef);
         config.userRef = userRef;
-        config.token = await options.demoToken(userRef);
+        config.token = demo.token;
+        config.txRefs = demo.txRefs;
+        config.pendingTxRef = demo.pendingTxRef;
       } else {
         status = 400;
         config.error =

@@ -2,8 +2,9 @@
  * The /kyc page and the sandbox's KYC widget in real Chromium, against a real gateway and the
  * sandbox on loopback: verification by keyboard and mouse, rejection, a wrong public key,
  * close(), the widget's options, a token from the URL fragment, and the payment panel with a
- * final and a pending reference. No page response, request or script ever holds an upstream
- * credential. Screenshots of each state go to test-results/screenshots/.
+ * final and a pending reference (an end-user token reads only the payments it lists). No page
+ * response, request or script ever holds an upstream credential. Screenshots of each state go
+ * to test-results/screenshots/.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
@@ -340,17 +341,27 @@ describe.skipIf(skip)('the /kyc page in Chromium', () => {
     await text(page.locator('#payment-status')).toBe('FAILED');
     await text(page.locator('#payment-paid')).toBe('No');
 
-    await txRef.fill('NT-UNKNOWN999');
+    // The demo token is an end user's: a payment it does not list is refused.
+    await txRef.fill('NT-GEN42');
     await check.click();
-    await text(page.locator('#payment-error')).toBe(
-      'The payment service does not know NT-UNKNOWN999.',
-    );
+    await text(page.locator('#payment-error')).toContain('FORBIDDEN');
     await visible(page.locator('#payment')).toBe(false);
 
-    const pending = `NT-PENDING${Date.now()}`;
-    await txRef.fill(pending);
-    await check.click();
+    // The pending reference the gateway made for this page load (and listed in the token).
+    const before = sandbox.requests.length;
+    await page.getByRole('button', { name: 'New demo pending payment' }).click();
     await text(page.locator('#payment-status')).toBe('PENDING');
+    const pending = await txRef.inputValue();
+    expect(pending).toMatch(/^NT-PENDING[A-Z0-9]+$/);
+    // A fresh one: the sandbox had never been asked about it.
+    expect(sandbox.requests.slice(0, before).some((r) => r.path.endsWith(`/${pending}`))).toBe(
+      false,
+    );
+    const offered = await page
+      .locator('#tx-ref-options option')
+      .evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value));
+    expect(offered).toEqual(expect.arrayContaining(['NT-SUCCESS001', 'NT-FAILED001', pending]));
+    await text(page.locator('#payment-ref')).toBe(pending);
     await text(page.locator('#payment-live')).toBe('Following live…');
     await screenshot(page, '10-payment-pending');
     await text(page.locator('#payment-status')).toBe('SUCCESSFUL');
@@ -368,7 +379,11 @@ describe.skipIf(skip)('the /kyc page in Chromium', () => {
   it('takes the token from #token= when the gateway signs none (production), and drops it from the address', async () => {
     const production = await startGateway(sandboxUpstreams(sandbox), { KYC_PAGE: 'true' });
     try {
-      const token = await production.token({ sub: 'usr_demo_tier1', scope: null });
+      const token = await production.token({
+        sub: 'usr_demo_tier1',
+        scope: null,
+        txRefs: ['NT-UNKNOWN999'],
+      });
       const watched = await watchedPage(browser.context);
       const { page } = watched;
       await page.goto(`${production.url}/kyc#token=${token}`);
@@ -377,10 +392,17 @@ describe.skipIf(skip)('the /kyc page in Chromium', () => {
       expect(page.url()).toBe(`${production.url}/kyc`);
       await visible(page.locator('#user-form')).toBe(false);
       await visible(page.getByRole('button', { name: 'New demo pending payment' })).toBe(false);
-      // This end-user token has no transactions:read: the gateway says so, the page shows it.
+      // This end-user token reads only the payment it lists: the gateway refuses another, the
+      // page shows it; the listed one is read (the payment service does not know it).
       await page.getByLabel('Transaction reference').fill('NT-SUCCESS001');
       await page.getByRole('button', { name: 'Check payment' }).click();
       await text(page.locator('#payment-error')).toContain('FORBIDDEN');
+      await page.getByLabel('Transaction reference').fill('NT-UNKNOWN999');
+      await page.getByRole('button', { name: 'Check payment' }).click();
+      await text(page.locator('#payment-error')).toBe(
+        'The payment service does not know NT-UNKNOWN999.',
+      );
+      await visible(page.locator('#payment')).toBe(false);
       await screenshot(page, '12-token-from-fragment');
 
       // Without a token: how to get one, and nothing else.

@@ -35,7 +35,10 @@ export interface TestGateway {
   /** An HS256 token for the test secret. Default: every scope. */
   token(claims?: {
     sub?: string;
-    scope?: string | null;
+    /** `null`: no scope claim (an end user); an array is sent as is. */
+    scope?: string | unknown[] | null;
+    /** The `txRefs` claim, sent as given (malformed values too); absent when undefined. */
+    txRefs?: unknown;
     expiresIn?: string | number;
   }): Promise<string>;
   close(): Promise<void>;
@@ -107,7 +110,10 @@ export async function startGateway(
     url: `http://127.0.0.1:${port}`,
     token: (claims = {}) => {
       const scope = claims.scope === undefined ? 'transactions:read kyc:read' : claims.scope;
-      return new SignJWT(scope === null ? {} : { scope })
+      return new SignJWT({
+        ...(scope !== null && { scope }),
+        ...(claims.txRefs !== undefined && { txRefs: claims.txRefs }),
+      })
         .setProtectedHeader({ alg: 'HS256' })
         .setSubject(claims.sub ?? 'test-merchant')
         .setIssuedAt()

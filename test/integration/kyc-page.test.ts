@@ -48,11 +48,23 @@ afterAll(async () => {
   await sandbox.close();
 });
 
+/** What the gateway writes into the page (web/kyc/main.ts reads it). */
+interface PageConfig {
+  mode?: string;
+  token?: string;
+  userRef?: string;
+  name?: string;
+  levelSlug?: string;
+  error?: string;
+  txRefs?: string[];
+  pendingTxRef?: string;
+}
+
 /** The JSON the gateway wrote into the page. */
-function pageConfig(html: string): Record<string, string> {
+function pageConfig(html: string): PageConfig {
   const match = /<script type="application\/json" id="kyc-page-config">(.*?)<\/script>/s.exec(html);
   if (!match?.[1]) throw new Error('no page config in the page');
-  return JSON.parse(match[1]) as Record<string, string>;
+  return JSON.parse(match[1]) as PageConfig;
 }
 
 describe('when it is served', () => {
@@ -154,14 +166,20 @@ describe('where the token comes from', () => {
     const token = config.token ?? '';
     const { payload } = await jwtVerify(token, new TextEncoder().encode(TEST_JWT_SECRET));
     expect(payload.sub).toBe('usr_page_1');
-    expect(payload.scope).toBe('transactions:read');
+    // An end user's token: no scope; the payments it may read are listed in it.
+    expect(payload.scope).toBeUndefined();
+    expect(config.pendingTxRef).toMatch(/^NT-PENDING[A-Z0-9]+$/);
+    expect(payload.txRefs).toEqual(config.txRefs);
+    expect(config.txRefs).toEqual(
+      expect.arrayContaining(['NT-SUCCESS001', 'NT-FAILED001', config.pendingTxRef]),
+    );
     expect((payload.exp ?? 0) - (payload.iat ?? 0)).toBe(30 * 60);
     // Without userRef: the sandbox's new demo user.
     const first = pageConfig(await (await fetch(`${demo.url}/kyc`)).text());
     expect(decodeJwt(first.token ?? '').sub).toBe('usr_demo_new');
   });
 
-  it('reads its own KYC and the payments, but no one else KYC', async () => {
+  it("reads its own KYC and the payments it lists, but no one else's KYC", async () => {
     const config = pageConfig(await (await fetch(`${demo.url}/kyc?userRef=usr_demo_tier1`)).text());
     const token = config.token ?? null;
     const own = await gql(demo, PageKycUserDocument, { userRef: 'usr_demo_tier1' }, token);

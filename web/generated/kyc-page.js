@@ -1286,7 +1286,17 @@
   showSession();
   if (config.name !== void 0) nameInput.value = config.name;
   if (config.levelSlug !== void 0) levelSelect.value = config.levelSlug;
-  if (config.mode === "demo") byId("demo-pending").hidden = false;
+  var demoPending = config.mode === "demo" ? config.pendingTxRef : void 0;
+  if (demoPending !== void 0) byId("demo-pending").hidden = false;
+  if (config.mode === "demo" && Array.isArray(config.txRefs)) {
+    byId("tx-ref-options").replaceChildren(
+      ...config.txRefs.map((ref) => {
+        const option = el("option");
+        option.value = ref;
+        return option;
+      })
+    );
+  }
   kycForm.addEventListener("submit", (event) => {
     event.preventDefault();
     void startVerification();
@@ -1300,11 +1310,8 @@
       });
   });
   byId("demo-pending").addEventListener("click", () => {
-    const suffix = Array.from(
-      crypto.getRandomValues(new Uint8Array(4)),
-      (b) => b.toString(36).padStart(2, "0")
-    ).join("").toUpperCase();
-    txRefInput.value = `NT-PENDING${suffix}`;
+    if (demoPending === void 0) return;
+    txRefInput.value = demoPending;
     paymentForm.requestSubmit();
   });
   if (userRef !== void 0) {

@@ -30,6 +30,10 @@ type PageConfig = {
   levelSlug?: string;
   /** Why the gateway could not prepare a demo token (e.g. a malformed userRef). */
   error?: string;
+  /** Demo mode: the payments the token lists in its `txRefs` claim (the only ones it reads). */
+  txRefs?: string[];
+  /** Demo mode: a pending reference the gateway made for this page load (one of `txRefs`). */
+  pendingTxRef?: string;
 };
 
 /** The SDK as the provider documents it (spec 4.3); msg and error are read defensively. */
@@ -460,7 +464,18 @@ async function checkPayment(txRef: string): Promise<void> {
 showSession();
 if (config.name !== undefined) nameInput.value = config.name;
 if (config.levelSlug !== undefined) levelSelect.value = config.levelSlug;
-if (config.mode === 'demo') byId<HTMLButtonElement>('demo-pending').hidden = false;
+const demoPending = config.mode === 'demo' ? config.pendingTxRef : undefined;
+if (demoPending !== undefined) byId<HTMLButtonElement>('demo-pending').hidden = false;
+// The references this demo token may read, offered as suggestions of the reference field.
+if (config.mode === 'demo' && Array.isArray(config.txRefs)) {
+  byId<HTMLDataListElement>('tx-ref-options').replaceChildren(
+    ...config.txRefs.map((ref) => {
+      const option = el('option');
+      option.value = ref;
+      return option;
+    }),
+  );
+}
 
 kycForm.addEventListener('submit', (event) => {
   event.preventDefault();
@@ -477,13 +492,10 @@ paymentForm.addEventListener('submit', (event) => {
 });
 
 byId<HTMLButtonElement>('demo-pending').addEventListener('click', () => {
-  // Every new NT-PENDING… reference of the sandbox has its own clock: PENDING, then SUCCESSFUL.
-  const suffix = Array.from(crypto.getRandomValues(new Uint8Array(4)), (b) =>
-    b.toString(36).padStart(2, '0'),
-  )
-    .join('')
-    .toUpperCase();
-  txRefInput.value = `NT-PENDING${suffix}`;
+  // The gateway made this reference for this page load and listed it in the token: the page
+  // cannot make up one of its own, since the token reads only the references it lists.
+  if (demoPending === undefined) return;
+  txRefInput.value = demoPending;
   paymentForm.requestSubmit();
 });
 

@@ -200,14 +200,15 @@ export type Query = {
   /**
    * Status of one transaction, by its reference (`NT-` followed by letters and digits).
    * `null` (and no error) when the payment service does not know the reference.
-   * Requires the scope `transactions:read`.
+   * Requires the scope `transactions:read`, or the reference in the token's `txRefs` claim.
    */
   transaction?: Maybe<Transaction>;
   /**
    * Several transactions at once, in the order asked. `null` at the position of an unknown
    * reference; an upstream failure for one reference is an error at that position only.
    * Duplicates cost one upstream call. At most 100 entries (duplicates counted).
-   * Requires the scope `transactions:read`.
+   * Requires the scope `transactions:read`; without it, a reference not in the token's `txRefs`
+   * claim is `FORBIDDEN` at its position.
    */
   transactions: Array<Maybe<Transaction>>;
 };
@@ -244,7 +245,8 @@ export type Subscription = {
   /**
    * Live status of one transaction: emits the record at once, then whenever its status changes;
    * completes after a final status (SUCCESSFUL or FAILED). A maximum watch time ends it with an
-   * error. Served over Server-Sent Events. Requires the scope `transactions:read`.
+   * error. Served over Server-Sent Events. Requires the scope `transactions:read`, or the
+   * reference in the token's `txRefs` claim.
    */
   transactionStatus: Transaction;
 };

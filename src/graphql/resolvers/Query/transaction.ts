@@ -1,8 +1,8 @@
-import { assertCanReadTransactions } from '../../../auth/viewer.ts';
+import { assertCanReadTransaction } from '../../../auth/viewer.ts';
 import { checkTxRef } from '../../../model/input.ts';
 import type { QueryResolvers } from '../../generated/resolvers-types.ts';
 
 export const transaction: NonNullable<QueryResolvers['transaction']> = (_, { txRef }, ctx) => {
-  assertCanReadTransactions(ctx.viewer);
+  assertCanReadTransaction(ctx.viewer, txRef);
   return ctx.loaders.transaction.load(checkTxRef(txRef));
 };

@@ -1,4 +1,4 @@
-import { assertCanReadTransactions } from '../../../auth/viewer.ts';
+import { canReadTransaction, transactionForbidden } from '../../../auth/viewer.ts';
 import { BadUserInputError } from '../../../errors.ts';
 import { checkTxRef } from '../../../model/input.ts';
 import type { UpstreamTransaction } from '../../../upstream/shapes.ts';
@@ -6,10 +6,10 @@ import type { QueryResolvers } from '../../generated/resolvers-types.ts';
 
 /**
  * Every reference is checked before any is loaded, so one bad entry fails the whole field with
- * no upstream call. Each position is its own promise: a failure stays at its index.
+ * no upstream call. Each position is its own promise: a failure stays at its index. A reference
+ * the viewer may not read is refused at its position, and never loaded.
  */
 export const transactions: NonNullable<QueryResolvers['transactions']> = (_, { txRefs }, ctx) => {
-  assertCanReadTransactions(ctx.viewer);
   const max = ctx.settings.maxBatchSize;
   if (txRefs.length > max) {
     throw new BadUserInputError(`txRefs may hold at most ${max} entries (duplicates counted).`);
@@ -23,9 +23,12 @@ export const transactions: NonNullable<QueryResolvers['transactions']> = (_, { t
       );
     }
   });
-  // graphql-js awaits each item on its own, so a null or a rejection stays at its position; the
-  // generated item type has no slot for "a promise of null", hence the widening cast.
-  return txRefs.map((ref) => ctx.loaders.transaction.load(ref)) as Array<
-    Promise<UpstreamTransaction>
-  >;
+  // graphql-js awaits each item on its own, so a null, a rejection or an Error value stays at
+  // its position; the generated item type has no slot for "a promise of null" or an error,
+  // hence the widening cast.
+  return txRefs.map((ref) =>
+    canReadTransaction(ctx.viewer, ref)
+      ? ctx.loaders.transaction.load(ref)
+      : transactionForbidden(),
+  ) as Array<Promise<UpstreamTransaction>>;
 };

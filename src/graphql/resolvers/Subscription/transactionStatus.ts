@@ -3,7 +3,7 @@
  * after a final status, when the client leaves, or at the watch limit. The polling itself is the
  * live hub's (src/live/): one poller per txRef, for this process or for the whole cluster.
  */
-import { assertCanReadTransactions } from '../../../auth/viewer.ts';
+import { assertCanReadTransaction } from '../../../auth/viewer.ts';
 import { checkTxRef } from '../../../model/input.ts';
 import type { UpstreamTransaction } from '../../../upstream/shapes.ts';
 import type { SubscriptionResolvers } from '../../generated/resolvers-types.ts';
@@ -13,7 +13,7 @@ type Payload = { transactionStatus: UpstreamTransaction };
 export const transactionStatus: NonNullable<SubscriptionResolvers['transactionStatus']> = {
   subscribe: async function* (_, { txRef }, ctx): AsyncGenerator<Payload> {
     // Authorization and input checks come before any read or poll.
-    assertCanReadTransactions(ctx.viewer);
+    assertCanReadTransaction(ctx.viewer, txRef);
     checkTxRef(txRef);
     for await (const record of ctx.live.watch(txRef, ctx.signal())) {
       yield { transactionStatus: record };
