@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
-import { createSchema, createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { createSchema, createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Authenticator } from './auth/tokens.ts';
 import { NO_ACCESS, type Viewer } from './auth/viewer.ts';
 import type { RecordSources } from './cache/sources.ts';
@@ -52,6 +52,20 @@ export interface NodeServerContext extends PreparedSlot {
   viewer: Viewer;
   /** The caller's identity for per-caller limits: `sub:<subject>`, or `ip:<address>`. */
   caller: string;
+}
+
+const PRIVATE_ANSWER_HEADERS = [
+  ['cache-control', 'no-store'],
+  ['x-content-type-options', 'nosniff'],
+] as const;
+
+/** Yoga sets its own Cache-Control on some answers (`no-cache` on event streams). */
+function usePrivateAnswers(): Plugin {
+  return {
+    onResponse({ response }) {
+      for (const [name, value] of PRIVATE_ANSWER_HEADERS) response.headers.set(name, value);
+    },
+  };
 }
 
 /** Who the HTTP entry let in. */
@@ -236,6 +250,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         requestHeaders: ['x-graphql-yoga-csrf', 'authorization', 'graphql-preflight'],
       }),
       useStaleExtension(),
+      usePrivateAnswers(),
     ],
     context: (server) => buildContext(server, () => server.request.signal),
   });
@@ -346,9 +361,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
       const id =
         typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
       res.setHeader('x-request-id', id);
-      // Answers hold personal data: no cache keeps them, no browser guesses their type.
-      res.setHeader('cache-control', 'no-store');
-      res.setHeader('x-content-type-options', 'nosniff');
+      // Answers hold personal data: no cache keeps them, no browser guesses their type (for
+      // what Yoga answers, its own headers are replaced by usePrivateAnswers).
+      for (const [name, value] of PRIVATE_ANSWER_HEADERS) res.setHeader(name, value);
       const record: RequestRecord = { id, codes: [] };
       const started = performance.now();
       res.once('close', () => finish(record, res, started));
