@@ -48,6 +48,11 @@ const SHRINK = process.env.FUZZ_SHRINK === '1';
 const DUMP = process.env.FUZZ_DUMP;
 /** Longest acceptable answer: the upstream budget (800 ms) plus ample slack for a busy machine. */
 const MAX_RESPONSE_MS = 4000;
+/** Distinct records one request may read, and attempts per read (retries included). */
+const MAX_RECORDS = 10;
+const MAX_ATTEMPTS = 3;
+/** Polls a subscription may add: one a second over its 2 s watch, and one in flight. */
+const LIVE_POLLS = 4;
 
 const CONTRACT_CODES = new Set([
   'BAD_USER_INPUT',
@@ -611,7 +616,17 @@ const paramsArb: fc.Arbitrary<GraphQLParams> = fc
 // ---------------------------------------------------------------------------------------------
 // HTTP requests
 
-type Auth = 'full' | 'transactions' | 'endUser' | 'none' | 'garbage' | 'expired';
+type Auth =
+  | 'full'
+  | 'transactions'
+  | 'endUser'
+  | 'endUserWithRefs'
+  | 'none'
+  | 'garbage'
+  | 'expired';
+
+/** Tokens that get 401 before anything else: the gateway may not call an upstream for them. */
+const REFUSED_AUTH: ReadonlySet<Auth> = new Set(['none', 'garbage', 'expired']);
 type BodyFormat = 'json' | 'truncatedJson' | 'urlencoded' | 'graphql' | 'multipart' | 'bytes';
 
 interface FuzzRequest {
@@ -698,13 +713,17 @@ const requestArb: fc.Arbitrary<FuzzRequest> = fc.record({
       ),
     },
   ),
+  // Half with every scope (the most code runs), the rest spread over end users (with and
+  // without a txRefs claim), a narrower scope, and callers without a valid token.
   auth: fc.oneof(
-    { weight: 14, arbitrary: fc.constant('full' as const) },
+    { weight: 6, arbitrary: fc.constant('full' as const) },
+    { weight: 2, arbitrary: fc.constantFrom('endUser' as const, 'endUserWithRefs' as const) },
     {
-      weight: 1,
+      weight: 4,
       arbitrary: fc.constantFrom(
         'transactions' as const,
         'endUser' as const,
+        'endUserWithRefs' as const,
         'none' as const,
         'garbage' as const,
         'expired' as const,
@@ -805,11 +824,19 @@ beforeAll(async () => {
       UPSTREAM_BREAKER_HALF_OPEN_MS: '250',
       RATE_LIMIT_RPS: '0',
       LIVE_MAX_WATCH_SECONDS: '2',
+      LIVE_POLL_MS: '1000',
+      UPSTREAM_MAX_ATTEMPTS: String(MAX_ATTEMPTS),
+      MAX_RECORDS_PER_REQUEST: String(MAX_RECORDS),
     },
   );
   tokens.full = await gateway.token();
   tokens.transactions = await gateway.token({ scope: 'transactions:read' });
   tokens.endUser = await gateway.token({ sub: 'usr_demo_tier1', scope: null });
+  tokens.endUserWithRefs = await gateway.token({
+    sub: 'usr_demo_tier1',
+    scope: null,
+    txRefs: ['NT-SUCCESS001', 'NT-PENDING001', 'NT-FAILED001', 'NT-ERR500'],
+  });
   tokens.garbage = 'not-a-jwt';
   tokens.expired = await gateway.token({ expiresIn: Math.floor(Date.now() / 1000) - 60 });
 });
@@ -864,6 +891,7 @@ async function send(request: FuzzRequest): Promise<string[]> {
   const url = `${gateway.url}/graphql${inUrl ? `?${searchOf(request.params)}` : ''}`;
 
   const started = performance.now();
+  const callsBefore = sandbox.requests.length;
   let response: Response;
   let text: string;
   try {
@@ -892,6 +920,14 @@ async function send(request: FuzzRequest): Promise<string[]> {
   const problems: string[] = [];
   if (response.status >= 500) problems.push(`status ${response.status}`);
   if (elapsed > MAX_RESPONSE_MS) problems.push(`answered after ${Math.round(elapsed)} ms`);
+
+  // Upstream calls this request caused: none without a valid token; otherwise at most the
+  // records a request may read, each with its retries (and a subscription's polls).
+  const calls = sandbox.requests.length - callsBefore;
+  const live = /subscription/i.test(JSON.stringify(request.params)) ? LIVE_POLLS : 0;
+  const allowed = REFUSED_AUTH.has(request.auth) ? 0 : MAX_RECORDS * MAX_ATTEMPTS + live;
+  count(`upstream calls ${calls === 0 ? '0' : calls <= 10 ? '1-10' : '>10'}`);
+  if (calls > allowed) problems.push(`${calls} upstream calls (at most ${allowed} allowed)`);
 
   // Leaks, in the body and the headers.
   const everything = `${[...response.headers].map(([k, v]) => `${k}: ${v}`).join('\n')}\n${text}`;
