@@ -226,7 +226,10 @@ export function gatewayEnv(
     KYC_SDK_SCRIPT_URL: `${url}/sdk/kyc.js`,
     RATE_LIMIT_RPS: '0',
     GRAPHIQL: 'false',
-    NODE_ENV: 'production',
+    INTROSPECTION: 'false',
+    // Production refuses AUTH_DISABLED: the runs without authentication are production in all
+    // but name (GraphiQL and introspection off, as there).
+    NODE_ENV: extra.AUTH_DISABLED === 'true' ? 'development' : 'production',
     // Production logs one line per request; BENCH_LOG_LEVEL=warn measures without them.
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
     PORT: '0',

@@ -180,7 +180,7 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
   const cache = inputs.cache
     ? inputs.cache(observeCache)
     : redis
-      ? createRedisCache(redis, observeCache)
+      ? createRedisCache(redis, observeCache, config.cache.encryption)
       : createMemoryCache(config.cache, observeCache);
   const sources = createSources({
     payment,

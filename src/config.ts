@@ -67,6 +67,12 @@ export interface CacheConfig {
   /** Prefix of every Redis key and channel, so that several deployments may share one Redis. */
   keyPrefix: string;
   // --- end Redis ---
+  /**
+   * AES-256-GCM keys of the records stored in Redis (`CACHE_ENCRYPTION_KEY`): `key` encrypts
+   * every write; `oldKeys` (`CACHE_ENCRYPTION_OLD_KEYS`) are still accepted for reading, so
+   * that a key can be rotated without losing the cache. Absent: records are stored in clear.
+   */
+  encryption?: { key: Buffer; oldKeys: Buffer[] };
 }
 
 /** Abuse limits (contract §9): checked before execution, with no upstream call. */
@@ -131,7 +137,10 @@ export interface GatewayConfig {
   host: string;
   port: number;
   production: boolean;
-  /** True when neither API URL is set: the gateway starts its own sandbox upstreams. */
+  /**
+   * True when the gateway starts its own sandbox upstreams: `SANDBOX=true`, or neither API URL
+   * set outside production.
+   */
   sandbox: boolean;
   payment?: PaymentUpstreamConfig;
   kyc?: KycUpstreamConfig;
@@ -146,7 +155,10 @@ export interface GatewayConfig {
   upstreamTimeZone: string;
   upstream: UpstreamPolicyConfig;
   cache: CacheConfig;
-  /** Undefined in sandbox mode when no auth setting is given: main.ts makes a random secret. */
+  /**
+   * Undefined only in sandbox mode outside production when no auth setting is given: main.ts
+   * then makes a random secret. Production always has its own setting.
+   */
   auth?: AuthConfig;
   graphiql: boolean;
   /** Whether introspection is answered (off in production unless enabled). */
@@ -185,6 +197,8 @@ const SECRET_VARIABLES = new Set([
   'KYC_SECRET_KEY',
   'AUTH_JWT_SECRET',
   'CACHE_URL',
+  'CACHE_ENCRYPTION_KEY',
+  'CACHE_ENCRYPTION_OLD_KEYS',
 ]);
 
 function raw(env: Env, name: string): string | undefined {
@@ -240,6 +254,32 @@ function url(env: Env, name: string, protocols: readonly string[]): string | und
   }
   // A trailing slash does not matter (contract §5): the clients append their own paths.
   return parsed.href.replace(/\/+$/, '');
+}
+
+/**
+ * True for a host that never leaves the machine: 127.0.0.0/8, ::1, localhost. (URL has already
+ * normalised the IPv4 spellings such as `127.1` or `0x7f.1`.)
+ */
+function isLoopback(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(hostname);
+}
+
+/**
+ * An http(s) URL; plain http to another machine only when `plainHttpAllowed` (outside
+ * production, or `ALLOW_INSECURE_HTTP=true`): it would carry credentials, records or a script
+ * the browser runs, readable and changeable on the way.
+ */
+function httpUrl(env: Env, name: string, plainHttpAllowed: boolean): string | undefined {
+  const value = url(env, name, ['https:', 'http:']);
+  if (value === undefined || plainHttpAllowed) return value;
+  const parsed = new URL(value);
+  if (parsed.protocol === 'http:' && !isLoopback(parsed.hostname)) {
+    throw new ConfigError(
+      name,
+      'must use https in production (plain http only to a loopback address, or with ALLOW_INSECURE_HTTP=true)',
+    );
+  }
+  return value;
 }
 
 function required(env: Env, name: string, because: string): string {
@@ -319,6 +359,43 @@ function keyPrefix(env: Env): string {
 }
 // --- end Redis ---
 
+/** 32 bytes in base64 (standard or URL-safe alphabet, padding optional), or undefined. */
+function aesKey(value: string): Buffer | undefined {
+  if (!/^[A-Za-z0-9+/_-]{43}={0,1}$/.test(value)) return undefined;
+  const key = Buffer.from(value, 'base64');
+  return key.length === 32 ? key : undefined;
+}
+
+const KEY_FORMAT = 'must be 32 bytes in base64 (e.g. from `openssl rand -base64 32`)';
+
+function cacheEncryption(env: Env): CacheConfig['encryption'] {
+  const current = raw(env, 'CACHE_ENCRYPTION_KEY');
+  const old = raw(env, 'CACHE_ENCRYPTION_OLD_KEYS');
+  if (current === undefined) {
+    if (old !== undefined) {
+      throw new ConfigError('CACHE_ENCRYPTION_OLD_KEYS', 'needs CACHE_ENCRYPTION_KEY to be set');
+    }
+    return undefined;
+  }
+  const key = aesKey(current);
+  if (!key) throw new ConfigError('CACHE_ENCRYPTION_KEY', KEY_FORMAT);
+  const oldKeys = (old ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((entry, index) => {
+      const oldKey = aesKey(entry);
+      if (!oldKey) {
+        throw new ConfigError(
+          'CACHE_ENCRYPTION_OLD_KEYS',
+          `entry ${index + 1}: ${KEY_FORMAT}, comma-separated`,
+        );
+      }
+      return oldKey;
+    });
+  return { key, oldKeys };
+}
+
 function trustedDocuments(env: Env): TrustedDocumentsMode {
   const value = (raw(env, 'TRUSTED_DOCUMENTS') ?? 'allow').toLowerCase();
   if (value === 'off' || value === 'allow' || value === 'only') return value;
@@ -342,18 +419,33 @@ function logLevel(env: Env): LogConfig['level'] {
   return level;
 }
 
-function auth(env: Env, sandbox: boolean): AuthConfig | undefined {
+/**
+ * `devSecretAllowed`: sandbox mode outside production, where main.ts may make a secret for the
+ * run (and print a token) when no auth setting is given.
+ */
+function auth(
+  env: Env,
+  production: boolean,
+  devSecretAllowed: boolean,
+  plainHttpAllowed: boolean,
+): AuthConfig | undefined {
   const disabled = boolean(env, 'AUTH_DISABLED', false);
   const jwtSecret = raw(env, 'AUTH_JWT_SECRET');
-  const jwksUrl = url(env, 'AUTH_JWKS_URL', ['https:', 'http:']);
+  const jwksUrl = httpUrl(env, 'AUTH_JWKS_URL', plainHttpAllowed);
   const issuer = raw(env, 'AUTH_ISSUER');
   const audience = raw(env, 'AUTH_AUDIENCE');
+  if (disabled && production) {
+    throw new ConfigError(
+      'AUTH_DISABLED',
+      'must not be true in production (every caller could read everything)',
+    );
+  }
   if (disabled) return { mode: 'disabled' };
   if (jwtSecret !== undefined && Buffer.byteLength(jwtSecret, 'utf8') < 32) {
     throw new ConfigError('AUTH_JWT_SECRET', 'must be at least 32 bytes long for HS256');
   }
   if (jwtSecret === undefined && jwksUrl === undefined) {
-    if (sandbox) return undefined;
+    if (devSecretAllowed) return undefined;
     throw new ConfigError(
       'AUTH_JWT_SECRET',
       'or AUTH_JWKS_URL must be set (or AUTH_DISABLED=true for local work only)',
@@ -375,9 +467,22 @@ function auth(env: Env, sandbox: boolean): AuthConfig | undefined {
 export function loadConfig(env: Env): GatewayConfig {
   const production =
     raw(env, 'NODE_ENV') === 'production' || boolean(env, 'GATEWAY_PRODUCTION', false);
-  const paymentUrl = url(env, 'PAYMENT_API_URL', ['https:', 'http:']);
-  const kycUrl = url(env, 'KYC_API_URL', ['https:', 'http:']);
+  const plainHttpAllowed = !production || boolean(env, 'ALLOW_INSECURE_HTTP', false);
+  const paymentUrl = httpUrl(env, 'PAYMENT_API_URL', plainHttpAllowed);
+  const kycUrl = httpUrl(env, 'KYC_API_URL', plainHttpAllowed);
   const sandbox = paymentUrl === undefined && kycUrl === undefined;
+  const sandboxSetting =
+    raw(env, 'SANDBOX') === undefined ? undefined : boolean(env, 'SANDBOX', false);
+  if (sandboxSetting === true && !sandbox) {
+    throw new ConfigError('SANDBOX', 'must not be true when PAYMENT_API_URL or KYC_API_URL is set');
+  }
+  // A payment gateway must never answer invented payments because a setting was forgotten.
+  if (sandbox && sandboxSetting !== true && (production || sandboxSetting === false)) {
+    throw new ConfigError(
+      'PAYMENT_API_URL',
+      `must be set ${production ? 'in production' : 'when SANDBOX=false'}, with KYC_API_URL (only SANDBOX=true starts the built-in sandbox, whose payments are invented)`,
+    );
+  }
   if (!sandbox && paymentUrl === undefined) {
     throw new ConfigError('PAYMENT_API_URL', 'must be set when KYC_API_URL is set');
   }
@@ -398,12 +503,13 @@ export function loadConfig(env: Env): GatewayConfig {
           publicKey: required(env, 'KYC_PUBLIC_KEY', because),
           businessSlug: slug('KYC_BUSINESS_SLUG', required(env, 'KYC_BUSINESS_SLUG', because)),
           sdkScriptUrl:
-            url(env, 'KYC_SDK_SCRIPT_URL', ['https:', 'http:']) ??
+            httpUrl(env, 'KYC_SDK_SCRIPT_URL', plainHttpAllowed) ??
             required(env, 'KYC_SDK_SCRIPT_URL', because),
         };
   const businessSlug = raw(env, 'KYC_BUSINESS_SLUG');
   const cacheUrl = url(env, 'CACHE_URL', ['redis:', 'rediss:']);
-  const authConfig = auth(env, sandbox);
+  const authConfig = auth(env, production, sandbox && !production, plainHttpAllowed);
+  const encryption = cacheEncryption(env);
   return {
     host: host(env),
     port: integer(env, 'PORT', 4000, 0, 65535),
@@ -443,6 +549,7 @@ export function loadConfig(env: Env): GatewayConfig {
       commandTimeoutMs: integer(env, 'CACHE_COMMAND_TIMEOUT_MS', 250, 10, 60_000),
       keyPrefix: keyPrefix(env),
       // --- end Redis ---
+      ...(encryption && { encryption }),
     },
     log: {
       level: logLevel(env),

@@ -57,6 +57,11 @@ async function main(): Promise<void> {
   let devToken: string | undefined;
   if (config.auth) {
     auth = config.auth;
+  } else if (config.production) {
+    // loadConfig never leaves production without its own setting; a ready token with every
+    // scope must not be printed there in any case.
+    console.error('Cannot start: AUTH_JWT_SECRET or AUTH_JWKS_URL must be set in production');
+    process.exit(1);
   } else {
     // Sandbox mode without auth settings: a secret for this run only, and a ready token.
     const jwtSecret = randomBytes(32).toString('base64url');
@@ -71,6 +76,13 @@ async function main(): Promise<void> {
       '\n!!! AUTH_DISABLED=true: every caller may read everything. For local work only. !!!\n',
     );
   }
+  const clearCache =
+    config.production && config.cache.url !== undefined && !config.cache.encryption;
+  if (clearCache) {
+    console.warn(
+      '\n!!! CACHE_ENCRYPTION_KEY is not set: Redis holds names, e-mails and phone numbers in clear. !!!\n',
+    );
+  }
 
   // With CACHE_URL, waits (briefly) for Redis so that the first requests share its cache.
   const gateway = await startApp({
@@ -80,8 +92,15 @@ async function main(): Promise<void> {
     auth,
     ...(devToken && { graphiqlHeaders: { Authorization: `Bearer ${devToken}` } }),
     // The /kyc page may sign demo end-user tokens only with the secret made for this run.
-    ...(devToken && auth.mode === 'jwt' && { kycPageDemoSecret: auth.jwtSecret }),
+    ...(devToken &&
+      !config.production &&
+      auth.mode === 'jwt' && { kycPageDemoSecret: auth.jwtSecret }),
   });
+  if (clearCache) {
+    gateway.logger.warn(
+      'CACHE_ENCRYPTION_KEY is not set: cached records in Redis hold personal data in clear',
+    );
+  }
   const server = gateway.createServer();
   server.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {

@@ -193,3 +193,38 @@ export function follow(gateway: { url: string }, txRef: string, token: string): 
   });
   return followed;
 }
+
+/** What a gateway process that stopped by itself printed, and its exit code. */
+export interface ExitedProcess {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `node src/main.ts` with only `env` (and PATH, HOME) until it exits by itself, as a start
+ * that settings must refuse. Killed by PID (code null) as soon as it serves instead, or after `ms`.
+ */
+export async function runToExit(env: Record<string, string>, ms = 15_000): Promise<ExitedProcess> {
+  const child = spawn(process.execPath, ['src/main.ts'], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  const kill = (): void => {
+    if (child.pid !== undefined && child.exitCode === null) process.kill(child.pid, 'SIGKILL');
+  };
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+    if (stdout.includes('serving GraphQL')) kill();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const timer = setTimeout(kill, ms);
+  // 'close', not 'exit': the output is complete once the pipes are closed.
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  clearTimeout(timer);
+  return { code, stdout, stderr };
+}

@@ -342,8 +342,217 @@ describe('loadConfig: numbers, zone and cache', () => {
   });
 
   it('turns GraphiQL off in production by default', () => {
-    expect(loadConfig({ NODE_ENV: 'production' }).graphiql).toBe(false);
-    expect(loadConfig({ NODE_ENV: 'production', GRAPHIQL: 'true' }).graphiql).toBe(true);
+    expect(loadConfig(fullEnv({ NODE_ENV: 'production' })).graphiql).toBe(false);
+    expect(loadConfig(fullEnv({ NODE_ENV: 'production', GRAPHIQL: 'true' })).graphiql).toBe(true);
+  });
+});
+
+describe('loadConfig: sandbox and production', () => {
+  const production = (extra: Env = {}): Env => fullEnv({ NODE_ENV: 'production', ...extra });
+  const noUpstreams = (env: Env): Env =>
+    without(
+      env,
+      'PAYMENT_API_URL',
+      'PAYMENT_ACCESS_TOKEN',
+      'KYC_API_URL',
+      'KYC_SECRET_KEY',
+      'KYC_PUBLIC_KEY',
+      'KYC_BUSINESS_SLUG',
+      'KYC_SDK_SCRIPT_URL',
+    );
+
+  it.each([
+    { NODE_ENV: 'production' },
+    { GATEWAY_PRODUCTION: 'true' },
+    { NODE_ENV: 'production', AUTH_JWT_SECRET: SECRET },
+    { NODE_ENV: 'production', SANDBOX: 'false' },
+  ])('refuses production without API URLs, naming PAYMENT_API_URL (%o)', (env) => {
+    const error = configError(env);
+    expect(error.variable).toBe('PAYMENT_API_URL');
+    expect(error.message).toMatch(/^PAYMENT_API_URL: .*production/);
+    expect(error.message).toContain('SANDBOX=true');
+    expect(error.message).not.toContain('\n');
+  });
+
+  it('starts the sandbox in production only with SANDBOX=true, and then with its own auth', () => {
+    const config = loadConfig({ NODE_ENV: 'production', SANDBOX: 'true', AUTH_JWT_SECRET: SECRET });
+    expect(config.production).toBe(true);
+    expect(config.sandbox).toBe(true);
+    expect(config.auth).toEqual({ mode: 'jwt', jwtSecret: SECRET });
+    const jwks = loadConfig({
+      NODE_ENV: 'production',
+      SANDBOX: 'true',
+      AUTH_JWKS_URL: 'https://idp.example.com/jwks.json',
+    });
+    expect(jwks.auth).toEqual({ mode: 'jwt', jwksUrl: 'https://idp.example.com/jwks.json' });
+  });
+
+  it('refuses a production sandbox without an auth setting: no token is made for it', () => {
+    const error = configError({ NODE_ENV: 'production', SANDBOX: 'true' });
+    expect(error.variable).toBe('AUTH_JWT_SECRET');
+  });
+
+  it('keeps the sandbox without auth settings outside production (main.ts makes a secret)', () => {
+    for (const env of [{}, { SANDBOX: 'true' }, { NODE_ENV: 'development' }]) {
+      const config = loadConfig(env);
+      expect(config.sandbox).toBe(true);
+      expect(config.auth).toBeUndefined();
+    }
+  });
+
+  it('refuses SANDBOX=false without API URLs outside production, naming PAYMENT_API_URL', () => {
+    expect(configError({ SANDBOX: 'false' }).variable).toBe('PAYMENT_API_URL');
+  });
+
+  it.each([{}, { NODE_ENV: 'production' }])(
+    'refuses SANDBOX=true together with API URLs, naming SANDBOX (%o)',
+    (extra) => {
+      const error = configError(fullEnv({ SANDBOX: 'true', ...extra }));
+      expect(error.variable).toBe('SANDBOX');
+      expect(error.message).toMatch(/^SANDBOX: /);
+      expect(configError({ SANDBOX: 'true', KYC_API_URL: 'https://k.example' }).variable).toBe(
+        'SANDBOX',
+      );
+    },
+  );
+
+  it('reads SANDBOX=false with API URLs as the real upstreams, and refuses a non-boolean', () => {
+    expect(loadConfig(production({ SANDBOX: 'false' })).sandbox).toBe(false);
+    expect(configError({ SANDBOX: 'maybe' }).variable).toBe('SANDBOX');
+  });
+
+  it('refuses AUTH_DISABLED=true in production, even next to a secret', () => {
+    for (const env of [
+      production({ AUTH_DISABLED: 'true' }),
+      without(production({ AUTH_DISABLED: 'true' }), 'AUTH_JWT_SECRET'),
+      noUpstreams(production({ SANDBOX: 'true', AUTH_DISABLED: 'true' })),
+    ]) {
+      const error = configError(env);
+      expect(error.variable).toBe('AUTH_DISABLED');
+      expect(error.message).toMatch(/^AUTH_DISABLED: .*production/);
+    }
+    expect(loadConfig(production({ AUTH_DISABLED: 'false' })).auth?.mode).toBe('jwt');
+  });
+
+  const httpVariables = [
+    ['PAYMENT_API_URL', 'http://payments.example.com'],
+    ['KYC_API_URL', 'http://kyc.example.com/api'],
+    ['KYC_SDK_SCRIPT_URL', 'http://cdn.example.com/kyc.js'],
+    ['AUTH_JWKS_URL', 'http://idp.example.com/jwks.json'],
+  ] as const;
+
+  it.each(httpVariables)(
+    'refuses plain http to another machine in production, naming %s',
+    (name, value) => {
+      const error = configError(production({ [name]: value }));
+      expect(error.variable).toBe(name);
+      expect(error.message).toMatch(new RegExp(`^${name}: must use https in production`));
+      expect(error.message).toContain('ALLOW_INSECURE_HTTP');
+    },
+  );
+
+  it.each(httpVariables)(
+    'accepts plain http for %s with ALLOW_INSECURE_HTTP=true',
+    (name, value) => {
+      const config = loadConfig(production({ [name]: value, ALLOW_INSECURE_HTTP: 'true' }));
+      expect(config.production).toBe(true);
+      expect(JSON.stringify(config)).toContain(value);
+    },
+  );
+
+  it.each(httpVariables)('accepts plain http for %s outside production', (name, value) => {
+    expect(JSON.stringify(loadConfig(fullEnv({ [name]: value })))).toContain(value);
+  });
+
+  it.each([
+    'http://127.0.0.1:4010',
+    'http://127.1.2.3/prefix',
+    'http://127.1:8080',
+    'http://localhost:4010',
+    'http://LOCALHOST',
+    'http://[::1]:4010',
+    'http://0x7f.1',
+    'http://[0:0:0:0:0:0:0:1]',
+  ])('accepts plain http to the loopback address %s in production', (value) => {
+    const config = loadConfig(
+      production({ PAYMENT_API_URL: value, KYC_API_URL: value, KYC_SDK_SCRIPT_URL: value }),
+    );
+    expect(config.payment?.baseUrl.startsWith('http://')).toBe(true);
+    expect(config.kyc?.sdkScriptUrl.startsWith('http://')).toBe(true);
+  });
+
+  it.each([
+    'http://127.0.0.1.example.com',
+    'http://localhost.example.com',
+    'http://127.0.0.1@payments.example.com',
+    'http://0.0.0.0:4010',
+    'http://10.0.0.5',
+    'http://[::2]',
+    'http://128.0.0.1',
+  ])('refuses %s in production: not a loopback address', (value) => {
+    expect(configError(production({ PAYMENT_API_URL: value })).variable).toBe('PAYMENT_API_URL');
+  });
+
+  it('refuses ALLOW_INSECURE_HTTP with a value that is not a boolean', () => {
+    expect(configError(production({ ALLOW_INSECURE_HTTP: 'sure' })).variable).toBe(
+      'ALLOW_INSECURE_HTTP',
+    );
+  });
+});
+
+describe('loadConfig: cache encryption', () => {
+  const key = (fill: number) => Buffer.alloc(32, fill);
+  const KEY = key(1).toString('base64');
+  const OLD_A = key(2).toString('base64url');
+  const OLD_B = key(3).toString('base64');
+
+  it('stores in clear without CACHE_ENCRYPTION_KEY', () => {
+    expect(loadConfig({}).cache.encryption).toBeUndefined();
+  });
+
+  it('reads a 32-byte key in base64 (padded or URL-safe) and the old keys for reading', () => {
+    expect(KEY).toHaveLength(44);
+    expect(OLD_A).toHaveLength(43);
+    const { encryption } = loadConfig({
+      CACHE_ENCRYPTION_KEY: KEY,
+      CACHE_ENCRYPTION_OLD_KEYS: ` ${OLD_A} ,${OLD_B}`,
+    }).cache;
+    expect(encryption?.key.equals(key(1))).toBe(true);
+    expect(encryption?.oldKeys.map((old) => old.toString('hex'))).toEqual([
+      key(2).toString('hex'),
+      key(3).toString('hex'),
+    ]);
+    expect(loadConfig({ CACHE_ENCRYPTION_KEY: OLD_A }).cache.encryption?.oldKeys).toEqual([]);
+  });
+
+  it.each([
+    ['16 bytes', Buffer.alloc(16, 7).toString('base64')],
+    ['33 bytes', Buffer.alloc(33, 7).toString('base64')],
+    ['not base64', `${'z'.repeat(40)}!@#$`],
+    ['hex of 32 bytes', Buffer.alloc(32, 7).toString('hex')],
+    ['a passphrase', 'correct horse battery staple, my cache key'],
+  ])('refuses a CACHE_ENCRYPTION_KEY of %s, naming it without its value', (_, value) => {
+    const error = configError({ CACHE_ENCRYPTION_KEY: value });
+    expect(error.variable).toBe('CACHE_ENCRYPTION_KEY');
+    expect(error.message).toMatch(/^CACHE_ENCRYPTION_KEY: must be 32 bytes in base64/);
+    expect(error.message).not.toContain(value);
+  });
+
+  it('refuses a bad entry of CACHE_ENCRYPTION_OLD_KEYS without quoting any key', () => {
+    const bad = Buffer.alloc(24, 9).toString('base64');
+    const error = configError({
+      CACHE_ENCRYPTION_KEY: KEY,
+      CACHE_ENCRYPTION_OLD_KEYS: `${OLD_A},${bad}`,
+    });
+    expect(error.variable).toBe('CACHE_ENCRYPTION_OLD_KEYS');
+    expect(error.message).toContain('entry 2');
+    for (const secret of [KEY, OLD_A, bad]) expect(error.message).not.toContain(secret);
+  });
+
+  it('refuses CACHE_ENCRYPTION_OLD_KEYS without CACHE_ENCRYPTION_KEY', () => {
+    const error = configError({ CACHE_ENCRYPTION_OLD_KEYS: OLD_A });
+    expect(error.variable).toBe('CACHE_ENCRYPTION_OLD_KEYS');
+    expect(error.message).not.toContain(OLD_A);
   });
 });
 
