@@ -7,7 +7,13 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
-import { createSchema, createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import {
+  createSchema,
+  createYoga,
+  type Plugin,
+  type YogaInitialContext,
+  type YogaServerInstance,
+} from 'graphql-yoga';
 import type { Authenticator } from './auth/tokens.ts';
 import { NO_ACCESS, type Viewer } from './auth/viewer.ts';
 import type { RecordSources } from './cache/sources.ts';
@@ -19,16 +25,18 @@ import {
   extraValidationRules,
   type HardeningOptions,
   hardeningPlugins,
+  withContractCodes,
 } from './graphql/hardening.ts';
 import { resolvers } from './graphql/resolvers/index.ts';
 import { useStaleExtension } from './graphql/stale.ts';
-import { answerType, createFastPath } from './http/fast-path.ts';
+import { useAnswerFormat } from './http/answer.ts';
+import { createJsonTransport, type Enveloped, jsonAnswerType } from './http/json-transport.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
 import type { LiveStatusHub } from './live/hub.ts';
 import { createLoaders, type StaleRecord } from './loaders/index.ts';
 import type { Logger } from './observability/logger.ts';
 import type { GatewayMetrics } from './observability/metrics.ts';
-import { type RequestRecord, useRequestRecord } from './observability/plugin.ts';
+import { type RequestRecord, recordCodes, useRequestRecord } from './observability/plugin.ts';
 import type { KycPageHandler } from './web/kycPage.ts';
 
 const SCHEMA_DIR = new URL('../schema/', import.meta.url);
@@ -68,6 +76,13 @@ function usePrivateAnswers(): Plugin {
   };
 }
 
+/** Aborted when the client's connection closes (for a request that has no Fetch signal). */
+function closed(req: IncomingMessage): AbortSignal {
+  const controller = new AbortController();
+  req.socket.once('close', () => controller.abort());
+  return controller.signal;
+}
+
 /** Who the HTTP entry let in. */
 type Admitted = Pick<NodeServerContext, 'viewer' | 'caller'>;
 
@@ -88,7 +103,7 @@ export interface GatewayDeps {
   /** Origins allowed by CORS; empty: no CORS at all. */
   corsOrigins: string[];
   rateLimiter: RateLimiter;
-  /** The fast path for JSON POSTs (default on); off, every request goes through Yoga. */
+  /** The JSON transport for JSON POSTs (default on); off, every request goes through Yoga's handler. */
   fastPath?: boolean;
   /** Live transaction status (`transactionStatus`). */
   live: LiveStatusHub;
@@ -179,7 +194,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     resolvers,
   });
 
-  /** The context of one request; the same for Yoga's pipeline and the fast path. */
+  /** The context of one request, built by the pipeline whichever transport serves it. */
   const buildContext = (server: NodeServerContext, signal: () => AbortSignal): GraphQLContext => {
     const stale: StaleRecord[] = [];
     return {
@@ -250,33 +265,31 @@ export function createGateway(deps: GatewayDeps): Gateway {
         requestHeaders: ['x-graphql-yoga-csrf', 'authorization', 'graphql-preflight'],
       }),
       useStaleExtension(),
+      useAnswerFormat(),
       usePrivateAnswers(),
     ],
-    context: (server) => buildContext(server, () => server.request.signal),
+    context: (server) => buildContext(server, () => server.request?.signal ?? closed(server.req)),
   });
 
-  const tryFast = createFastPath({
-    schema,
-    documents,
-    maxCost: deps.hardening.limits.cost,
-    maxDocumentBytes: deps.hardening.limits.documentBytes,
-    acceptsText: deps.hardening.trustedDocuments !== 'only',
-    context: (server: NodeServerContext) =>
-      buildContext(server, () => {
-        throw new Error('the fast path serves no subscriptions');
-      }),
+  // JSON POSTs from node:http through the same pipeline (see src/http/json-transport.ts).
+  const jsonTransport = createJsonTransport<NodeServerContext>({
+    getEnveloped: (server) =>
+      yoga.getEnveloped(server as NodeServerContext & YogaInitialContext) as unknown as Enveloped,
+    finish: (result, server) => {
+      const final = withContractCodes(result);
+      recordCodes(server.record, final);
+      return final;
+    },
   });
 
-  /** Whether a POST may try the fast path (CORS and SSE are Yoga's). */
-  const fastEligible = (req: IncomingMessage): boolean =>
+  /** Whether a POST may try the JSON transport (CORS, streams and trusted-only are Yoga's). */
+  const transportEligible = (req: IncomingMessage): boolean =>
     deps.fastPath !== false &&
-    req.method === 'POST' &&
-    // Only answers that are one JSON document: streams (SSE, multipart) are Yoga's alone.
-    answerType(req.headers.accept) !== undefined &&
-    !(req.headers.accept ?? '').includes('text/event-stream') &&
+    deps.hardening.trustedDocuments !== 'only' &&
+    jsonAnswerType(req) !== undefined &&
     !(deps.corsOrigins.length > 0 && req.headers.origin !== undefined);
 
-  /** Reads the (length-checked) body, tries the fast path, else hands the body to Yoga. */
+  /** Reads the (length-checked) body, tries the JSON transport, else hands the body to Yoga. */
   const serveBuffered = async (
     req: IncomingMessage,
     res: ServerResponse,
@@ -285,8 +298,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks).toString('utf8');
-    const outcome = await tryFast(req, res, body, context);
-    metrics.fastPath.inc({ outcome });
+    const outcome = await jsonTransport(req, res, body, context);
+    metrics.jsonTransport.inc({ outcome });
     if (outcome === 'answered') return;
     const headers = new Headers();
     for (const [name, value] of Object.entries(req.headers)) {
@@ -381,7 +394,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
           if (req.method === 'POST' && !withinBodyLimit(req, res, deps.hardening.limits.bodyBytes))
             return;
           const context: NodeServerContext = { req, res, record, ...admitted };
-          if (fastEligible(req)) {
+          if (transportEligible(req)) {
             serveBuffered(req, res, context).catch(() => {
               if (!res.headersSent) send(res, 500, 'internal error\n');
               else res.destroy();

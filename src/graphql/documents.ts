@@ -1,6 +1,6 @@
 /**
  * Parsed and validated documents, prepared once and shared by every way a request is served
- * (the fast path and Yoga's pipeline).
+ * (the JSON transport and Yoga's handler).
  *
  * Only documents that parsed AND validated are kept, so a caller sending broken or over-limit
  * documents fills nothing. The cache is bounded in bytes, not entries: a parsed document takes
@@ -9,7 +9,7 @@
  */
 import {
   type DocumentNode,
-  type GraphQLError,
+  GraphQLError,
   type GraphQLSchema,
   specifiedRules,
   type ValidationRule,
@@ -72,6 +72,7 @@ export function createDocumentPreparer(options: {
       document = options.parse(source);
     } catch (parseError) {
       observe('refused');
+      if (parseError instanceof GraphQLError) requestError(parseError, 'GRAPHQL_PARSE_FAILED');
       return { ok: false, parseError };
     }
     let validationErrors: readonly GraphQLError[];
@@ -123,4 +124,15 @@ export function createDocumentPreparer(options: {
       },
     }),
   };
+}
+
+/**
+ * Marks an error that stops the request before execution the way GraphQL over HTTP answers it:
+ * its contract code unless it has one, 400 under `application/graphql-response+json` and 200
+ * under `application/json` (`spec`), whichever path serves the request.
+ */
+function requestError(error: GraphQLError, code: string): void {
+  const extensions = error.extensions as Record<string, unknown>;
+  extensions.code ??= code;
+  extensions.http ??= { spec: true, status: 400 };
 }

@@ -213,17 +213,6 @@ function useCostLimit(max: number, production: boolean): Plugin {
   };
 }
 
-/** Refuses documents over the size limit before they are parsed. */
-function useDocumentSizeLimit(maxBytes: number, production: boolean): Plugin {
-  return {
-    onParams({ params, setResult }) {
-      if (typeof params.query === 'string' && Buffer.byteLength(params.query) > maxBytes) {
-        setResult({ errors: [refusal(overLimit('document size', maxBytes, production))] });
-      }
-    },
-  };
-}
-
 /** The trusted documents extracted by codegen from the project's own clients. */
 export function loadTrustedDocuments(): Map<string, string> {
   const file = new URL('../client/generated/persisted-documents.json', import.meta.url);
@@ -272,52 +261,87 @@ const REQUEST_ERROR_CODE: ReadonlyArray<[RegExp, string]> = [
  * `operationName`; any other code outside the contract) become GRAPHQL_PARSE_FAILED or
  * GRAPHQL_VALIDATION_FAILED, and `originalError` details are dropped.
  */
-function useContractErrorCodes(): Plugin {
-  const fix = (result: ExecutionResult): ExecutionResult => {
-    if (!result.errors?.length) return result;
-    const errors = result.errors.map((error) => {
-      const code = error.extensions?.code;
-      if (CONTRACT_CODES.has(code) && !('originalError' in (error.extensions ?? {}))) {
-        return error;
-      }
-      const { originalError: _dropped, ...extensions } = error.extensions ?? {};
-      const mapped = CONTRACT_CODES.has(code)
-        ? code
-        : (REQUEST_ERROR_CODE.find(([pattern]) => pattern.test(error.message))?.[1] ??
-          'GRAPHQL_VALIDATION_FAILED');
-      // A request the server could not read is a 400 whatever the client accepts
-      // (GraphQL over HTTP: SHOULD, also under application/json).
-      // (Yoga marks some with `spec: true`, which keeps 200 under application/json.)
-      const previous = extensions.http as
-        | { status?: number; headers?: Record<string, string> }
-        | undefined;
-      const http =
-        code === 'BAD_REQUEST'
-          ? {
-              http: {
-                ...(previous?.headers ? { headers: previous.headers } : {}),
-                status: previous?.status ?? 400,
-              },
-            }
-          : {};
-      return new GraphQLError(error.message, {
-        ...(error.nodes && { nodes: error.nodes }),
-        ...(error.path && { path: error.path }),
-        extensions: { ...extensions, ...http, code: mapped },
-      });
+export function withContractCodes(result: ExecutionResult): ExecutionResult {
+  if (!result.errors?.length) return result;
+  const errors = result.errors.map((error) => {
+    const code = error.extensions?.code;
+    if (CONTRACT_CODES.has(code) && !('originalError' in (error.extensions ?? {}))) {
+      return error;
+    }
+    const { originalError: _dropped, ...extensions } = error.extensions ?? {};
+    const mapped = CONTRACT_CODES.has(code)
+      ? code
+      : (REQUEST_ERROR_CODE.find(([pattern]) => pattern.test(error.message))?.[1] ??
+        'GRAPHQL_VALIDATION_FAILED');
+    // A request the server could not read is a 400 whatever the client accepts
+    // (GraphQL over HTTP: SHOULD, also under application/json).
+    // (Yoga marks some with `spec: true`, which keeps 200 under application/json.)
+    const previous = extensions.http as
+      | { status?: number; headers?: Record<string, string> }
+      | undefined;
+    const http =
+      code === 'BAD_REQUEST'
+        ? {
+            http: {
+              ...(previous?.headers ? { headers: previous.headers } : {}),
+              status: previous?.status ?? 400,
+            },
+          }
+        : {};
+    return new GraphQLError(error.message, {
+      ...(error.nodes && { nodes: error.nodes }),
+      ...(error.path && { path: error.path }),
+      extensions: { ...extensions, ...http, code: mapped },
     });
-    return { ...result, errors };
-  };
+  });
+  return { ...result, errors };
+}
+
+/** Contract codes on what Yoga's handler answers ({@link withContractCodes}). */
+function useContractErrorCodes(): Plugin {
   return {
     onResultProcess({ result, setResult }) {
       if (Array.isArray(result) || Symbol.asyncIterator in result) return;
-      setResult(fix(result as ExecutionResult));
+      setResult(withContractCodes(result as ExecutionResult));
     },
   };
 }
 
 /**
- * The parser with the limits that are cheapest to check while reading: tokens (GraphQL Armor's
+ * Brackets nested deeper than this are refused before parsing: graphql-js parses nested lists,
+ * input objects and selection sets recursively, and whether a deep document overflows the stack
+ * would otherwise depend on how deep the stack already is when it is parsed.
+ */
+const MAX_NESTING = 128;
+
+/** The deepest nesting of `{`, `[` and `(` outside strings and comments. */
+function nestingOf(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x23 /* # */) {
+      while (i < text.length && text.charCodeAt(i) !== 0x0a && text.charCodeAt(i) !== 0x0d) i++;
+    } else if (c === 0x22 /* " */) {
+      const block = text.startsWith('"""', i);
+      i += block ? 3 : 1;
+      while (i < text.length) {
+        if (text.charCodeAt(i) === 0x5c /* \\ */) i += 2;
+        else if (block ? text.startsWith('"""', i) : text.charCodeAt(i) === 0x22) break;
+        else if (!block && (text.charCodeAt(i) === 0x0a || text.charCodeAt(i) === 0x0d)) break;
+        else i++;
+      }
+      if (block) i += 2;
+    } else if (c === 0x7b || c === 0x5b || c === 0x28) {
+      depth++;
+      if (depth > deepest) deepest = depth;
+    } else if (c === 0x7d || c === 0x5d || c === 0x29) depth--;
+  }
+  return deepest;
+}
+
+/**
+ * The parser with the limits that are cheapest to check while reading: size, tokens (GraphQL Armor's
  * lexer counts them as it goes, so a huge document stops early), nesting (graphql-js parses
  * nested lists, input objects and selection sets recursively, so a document nested a couple of
  * thousand levels deep, within the token limit, exhausts the stack), and fragment definitions
@@ -327,6 +351,11 @@ function useContractErrorCodes(): Plugin {
 export function createParser(options: HardeningOptions): (source: string | Source) => DocumentNode {
   const { limits, production } = options;
   return (source) => {
+    const text = typeof source === 'string' ? source : source.body;
+    if (Buffer.byteLength(text) > limits.documentBytes) {
+      throw refusal(overLimit('document size', limits.documentBytes, production));
+    }
+    if (nestingOf(text) > MAX_NESTING) throw refusal('The document is nested too deeply.');
     let document: DocumentNode;
     try {
       document = new MaxTokensParserWLexer(source, {
@@ -355,7 +384,7 @@ export function createParser(options: HardeningOptions): (source: string | Sourc
 /**
  * Validation rules on top of graphql's own: depth, aliases, directives (GraphQL Armor's rules,
  * fragments flattened), root fields, and introspection when it is off. Shared by Yoga's
- * pipeline and the fast path, so both refuse the same documents.
+ * pipeline whichever transport serves the request.
  */
 export function extraValidationRules(options: HardeningOptions): ValidationRule[] {
   const { limits, production } = options;
@@ -399,11 +428,7 @@ function useUnreadableRequestErrors(): Plugin {
 /** The protection plugins, in the order they must run. */
 export function hardeningPlugins(options: HardeningOptions): Plugin[] {
   const { limits, production } = options;
-  const plugins: Plugin[] = [
-    useUnreadableRequestErrors(),
-    useContractErrorCodes(),
-    useDocumentSizeLimit(limits.documentBytes, production),
-  ];
+  const plugins: Plugin[] = [useUnreadableRequestErrors(), useContractErrorCodes()];
   if (options.trustedDocuments !== 'off') {
     const documents = loadTrustedDocuments();
     plugins.push(

@@ -35,9 +35,9 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
-  readonly fastPath = new Counter({
-    name: 'gateway_fast_path_total',
-    help: 'JSON POSTs answered by the fast path, or declined to the full pipeline.',
+  readonly jsonTransport = new Counter({
+    name: 'gateway_json_transport_total',
+    help: "JSON POSTs answered by the JSON transport, or left to Yoga's handler (declined).",
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });

@@ -12,10 +12,11 @@ export interface RequestRecord {
   codes: string[];
 }
 
-function collectCodes(result: ExecutionResult, into: string[]): void {
+/** Adds the error codes of a result that goes out to the request's record. */
+export function recordCodes(record: RequestRecord, result: ExecutionResult): void {
   for (const error of result.errors ?? []) {
     const code = error.extensions?.code;
-    into.push(typeof code === 'string' ? code : 'INTERNAL_SERVER_ERROR');
+    record.codes.push(typeof code === 'string' ? code : 'INTERNAL_SERVER_ERROR');
   }
 }
 
@@ -47,7 +48,7 @@ export function useRequestRecord(): Plugin<object, { record?: RequestRecord }> {
       const record = serverContext.record;
       if (!record) return;
       const results = Array.isArray(result) ? result : [result];
-      for (const item of results) if (isExecutionResult(item)) collectCodes(item, record.codes);
+      for (const item of results) if (isExecutionResult(item)) recordCodes(record, item);
     },
   };
 }

@@ -16,6 +16,7 @@
  * FUZZ_DUMP=<file> writes the whole failing request there as JSON (the report cuts it).
  */
 import { writeFileSync } from 'node:fs';
+import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import {
   buildASTSchema,
@@ -807,6 +808,8 @@ function describeRequest(request: FuzzRequest): string {
 
 let sandbox: Sandbox;
 let gateway: TestGateway;
+/** The same gateway with every request through Yoga's handler: the transports must agree. */
+let yogaOnly: TestGateway;
 const tokens: Partial<Record<Auth, string>> = {};
 /** Status, error code and content type counts, printed at the end. */
 const seen = new Map<string, number>();
@@ -814,21 +817,24 @@ const count = (key: string) => seen.set(key, (seen.get(key) ?? 0) + 1);
 
 beforeAll(async () => {
   sandbox = await startSandbox();
-  gateway = await startGateway(
-    // The SDK address is a public setting the gateway hands out as it is; it is set apart
-    // from the sandbox's addresses so that any upstream address in a response is a leak.
-    { ...sandboxUpstreams(sandbox), sdkScriptUrl: 'https://sdk.kyc.example/v1/kyc.js' },
-    {
-      UPSTREAM_TIMEOUT_MS: '800',
-      UPSTREAM_RETRY_BASE_DELAY_MS: '20',
-      UPSTREAM_BREAKER_HALF_OPEN_MS: '250',
-      RATE_LIMIT_RPS: '0',
-      LIVE_MAX_WATCH_SECONDS: '2',
-      LIVE_POLL_MS: '1000',
-      UPSTREAM_MAX_ATTEMPTS: String(MAX_ATTEMPTS),
-      MAX_RECORDS_PER_REQUEST: String(MAX_RECORDS),
-    },
-  );
+  const env = {
+    UPSTREAM_TIMEOUT_MS: '800',
+    UPSTREAM_RETRY_BASE_DELAY_MS: '20',
+    UPSTREAM_BREAKER_HALF_OPEN_MS: '250',
+    RATE_LIMIT_RPS: '0',
+    LIVE_MAX_WATCH_SECONDS: '2',
+    LIVE_POLL_MS: '1000',
+    UPSTREAM_MAX_ATTEMPTS: String(MAX_ATTEMPTS),
+    MAX_RECORDS_PER_REQUEST: String(MAX_RECORDS),
+  };
+  // The SDK address is a public setting the gateway hands out as it is; it is set apart from
+  // the sandbox's addresses so that any upstream address in a response is a leak.
+  const upstreams = {
+    ...sandboxUpstreams(sandbox),
+    sdkScriptUrl: 'https://sdk.kyc.example/v1/kyc.js',
+  };
+  gateway = await startGateway(upstreams, env);
+  yogaOnly = await startGateway(upstreams, { ...env, FAST_PATH: 'false' });
   tokens.full = await gateway.token();
   tokens.transactions = await gateway.token({ scope: 'transactions:read' });
   tokens.endUser = await gateway.token({ sub: 'usr_demo_tier1', scope: null });
@@ -842,6 +848,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await gateway?.close();
+  await yogaOnly?.close();
   await sandbox?.close();
 });
 
@@ -877,6 +884,24 @@ function resultProblems(result: unknown): string[] {
     }
   }
   return problems;
+}
+
+/** Headers both transports must set alike. */
+const COMPARED_HEADERS = [
+  'content-type',
+  'cache-control',
+  'x-content-type-options',
+  'www-authenticate',
+  'retry-after',
+  'allow',
+];
+
+function jsonOrText(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
 }
 
 async function send(request: FuzzRequest): Promise<string[]> {
@@ -928,6 +953,35 @@ async function send(request: FuzzRequest): Promise<string[]> {
   const allowed = REFUSED_AUTH.has(request.auth) ? 0 : MAX_RECORDS * MAX_ATTEMPTS + live;
   count(`upstream calls ${calls === 0 ? '0' : calls <= 10 ? '1-10' : '>10'}`);
   if (calls > allowed) problems.push(`${calls} upstream calls (at most ${allowed} allowed)`);
+
+  // The JSON transport and Yoga's handler answer a JSON POST alike: status and headers, and the
+  // body too when neither asked an upstream (whose answers change between two calls: flaky,
+  // slow and settling references).
+  if (request.method === 'POST' && /^application\/json/i.test(request.contentType ?? '')) {
+    const path = url.slice(gateway.url.length);
+    const otherBefore = sandbox.requests.length;
+    const other = await fetch(`${yogaOnly.url}${path}`, {
+      method: 'POST',
+      headers,
+      body: bodyOf(request),
+      redirect: 'manual',
+      signal: AbortSignal.timeout(MAX_RESPONSE_MS * 2),
+    });
+    const otherText = await other.text();
+    const upstreamFree = calls === 0 && sandbox.requests.length === otherBefore;
+    const shown = (r: Response, body: string) => ({
+      status: r.status,
+      headers: Object.fromEntries(COMPARED_HEADERS.map((name) => [name, r.headers.get(name)])),
+      body: upstreamFree ? jsonOrText(body) : '(asked an upstream)',
+    });
+    const [mine, theirs] = [shown(response, text), shown(other, otherText)];
+    count(`compared with Yoga's handler`);
+    if (!isDeepStrictEqual(mine, theirs)) {
+      problems.push(
+        `the transports disagree: JSON transport ${JSON.stringify(mine).slice(0, 600)} / Yoga ${JSON.stringify(theirs).slice(0, 600)}`,
+      );
+    }
+  }
 
   // Leaks, in the body and the headers.
   const everything = `${[...response.headers].map(([k, v]) => `${k}: ${v}`).join('\n')}\n${text}`;

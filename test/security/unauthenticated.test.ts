@@ -139,12 +139,12 @@ describe('documents that validate', () => {
     expect(bytes).toBeLessThanOrEqual(1_000_000);
   });
 
-  it('are not prepared a second time when the fast path hands the request to Yoga', async () => {
+  it('are not prepared a second time when the JSON transport leaves the request to Yoga', async () => {
     const prepared = () => metric(gateway, 'gateway_documents_total', { outcome: 'prepared' });
     const refused = () => metric(gateway, 'gateway_documents_total', { outcome: 'refused' });
     const cached = () => metric(gateway, 'gateway_documents_total', { outcome: 'cached' });
     const before = [await prepared(), await refused(), await cached()];
-    // Variables that do not coerce: the fast path prepares, then declines to Yoga.
+    // Variables that do not coerce: the JSON transport prepares, then leaves it to Yoga.
     const response = await gql(
       gateway,
       'query Once($ref: ID!) { transaction(txRef: $ref) { txRef } }',
