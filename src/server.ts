@@ -27,6 +27,7 @@ import {
   hardeningPlugins,
   withContractCodes,
 } from './graphql/hardening.ts';
+import { useCompiledExecution } from './graphql/jit.ts';
 import { resolvers } from './graphql/resolvers/index.ts';
 import { useStaleExtension } from './graphql/stale.ts';
 import { useAnswerFormat } from './http/answer.ts';
@@ -265,6 +266,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         requestHeaders: ['x-graphql-yoga-csrf', 'authorization', 'graphql-preflight'],
       }),
       useStaleExtension(),
+      useCompiledExecution(),
       useAnswerFormat(),
       usePrivateAnswers(),
     ],
