@@ -235,6 +235,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
             ...(deps.graphiql.headers && { headers: JSON.stringify(deps.graphiql.headers) }),
             defaultQuery: DEFAULT_QUERY,
           },
+    // GraphiQL with its scripts, styles and workers inside the page (no CDN), so that it works
+    // on a network without internet access; loaded only when GraphiQL is on and first opened.
+    renderGraphiQL: async (options) =>
+      (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
     logging: false,
     // Browsers may call only from the listed origins; none by default.
     cors:
