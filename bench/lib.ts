@@ -225,6 +225,7 @@ export function gatewayEnv(
     KYC_BUSINESS_SLUG: STUB_CREDENTIALS.kycBusinessSlug,
     KYC_SDK_SCRIPT_URL: `${url}/sdk/kyc.js`,
     RATE_LIMIT_RPS: '0',
+    SERVICE_RATE_LIMIT_RPS: '0',
     GRAPHIQL: 'false',
     INTROSPECTION: 'false',
     // Production refuses AUTH_DISABLED: the runs without authentication are production in all

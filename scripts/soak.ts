@@ -19,6 +19,7 @@ const gateway = spawn(process.execPath, ['src/main.ts'], {
     PORT: '0',
     AUTH_DISABLED: 'true',
     RATE_LIMIT_RPS: '0',
+    SERVICE_RATE_LIMIT_RPS: '0',
     LOG_LEVEL: 'warn',
     SANDBOX_SLOW_MS: '300',
     UPSTREAM_TIMEOUT_MS: '1000',

@@ -14,8 +14,15 @@ import type {
   GatewayConfig,
   KycUpstreamConfig,
   PaymentUpstreamConfig,
+  RateLimitConfig,
 } from './config.ts';
-import { MemoryRateLimiter, type RateLimiter, UNLIMITED } from './http/rate-limit.ts';
+import {
+  MemoryRateLimiter,
+  perCallerKind,
+  type RateLimiter,
+  type TokenBuckets,
+  UNLIMITED,
+} from './http/rate-limit.ts';
 import { RedisRateLimiter } from './http/redis-rate-limit.ts';
 import type { LiveDeps, LiveStatusHub } from './live/hub.ts';
 import { MemoryLiveStatusHub } from './live/memory-hub.ts';
@@ -125,16 +132,16 @@ function clusterParts(
   redis: RedisConnection | undefined,
   live: LiveDeps,
 ): { live: LiveStatusHub; rateLimiter: RateLimiter } {
-  const limited = config.rateLimit.rps !== 0;
-  if (!redis) {
-    return {
-      live: new MemoryLiveStatusHub(live),
-      rateLimiter: limited ? new MemoryRateLimiter(config.rateLimit) : UNLIMITED,
-    };
-  }
+  const buckets = (rate: RateLimitConfig): TokenBuckets => {
+    if (rate.rps === 0) return UNLIMITED;
+    return redis ? new RedisRateLimiter(redis, rate) : new MemoryRateLimiter(rate);
+  };
   return {
-    live: new RedisLiveStatusHub(live, redis),
-    rateLimiter: limited ? new RedisRateLimiter(redis, config.rateLimit) : UNLIMITED,
+    live: redis ? new RedisLiveStatusHub(live, redis) : new MemoryLiveStatusHub(live),
+    rateLimiter: perCallerKind({
+      endUser: buckets(config.rateLimit),
+      service: buckets(config.rateLimit.service),
+    }),
   };
 }
 // --- end Redis ---

@@ -166,7 +166,8 @@ export interface GatewayConfig {
   /** Origins allowed by CORS; empty: no CORS headers at all. */
   corsOrigins: string[];
   limits: LimitsConfig;
-  rateLimit: RateLimitConfig;
+  /** Per-caller rates: end users' tokens (no scope) and service tokens (with scopes). */
+  rateLimit: RateLimitConfig & { service: RateLimitConfig };
   /**
    * `off`: any document; `allow`: known documents by hash, and any other document as usual;
    * `only`: known documents only (by hash or by identical text).
@@ -580,6 +581,10 @@ export function loadConfig(env: Env): GatewayConfig {
     rateLimit: {
       rps: integer(env, 'RATE_LIMIT_RPS', 10, 0, 1_000_000),
       burst: integer(env, 'RATE_LIMIT_BURST', 60, 1, 1_000_000),
+      service: {
+        rps: integer(env, 'SERVICE_RATE_LIMIT_RPS', 200, 0, 1_000_000),
+        burst: integer(env, 'SERVICE_RATE_LIMIT_BURST', 400, 1, 1_000_000),
+      },
     },
     trustedDocuments: trustedDocuments(env),
     fastPath: boolean(env, 'FAST_PATH', true),

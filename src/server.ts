@@ -341,7 +341,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
     const caller = viewer.subject
       ? `sub:${viewer.subject}`
       : `ip:${req.socket.remoteAddress ?? ''}`;
-    const decision = await deps.rateLimiter.take(caller);
+    const decision = await deps.rateLimiter.take(
+      caller,
+      viewer.scopes.size > 0 ? 'service' : 'endUser',
+    );
     if (!decision.allowed) return new RateLimitedError(decision.retryAfterSeconds);
     return { viewer, caller };
   };

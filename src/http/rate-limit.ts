@@ -1,7 +1,9 @@
 /**
  * Per-caller rate limiting: a token bucket per key (the token's `sub`, else the client
- * address), refilled at `rps` up to `burst`. In memory by default, behind an interface so a
- * shared store (Redis) can hold the counters when several replicas serve.
+ * address), refilled at `rps` up to `burst`, with its own rate for each kind of caller: a
+ * service token (a merchant's backend, with scopes) and an end user's token. In memory by
+ * default, behind an interface so a shared store (Redis) can hold the counters when several
+ * replicas serve.
  */
 import { LRUCache } from 'lru-cache';
 import type { RateLimitConfig } from '../config.ts';
@@ -12,8 +14,22 @@ export interface RateDecision {
   retryAfterSeconds: number;
 }
 
-export interface RateLimiter {
+/** A service token carries scopes; an end user's carries none. */
+export type CallerKind = 'service' | 'endUser';
+
+/** Token buckets at one rate. */
+export interface TokenBuckets {
   take(key: string): Promise<RateDecision> | RateDecision;
+}
+
+/** The gateway's limiter: the caller's kind chooses the rate. */
+export interface RateLimiter {
+  take(key: string, kind: CallerKind): Promise<RateDecision> | RateDecision;
+}
+
+/** One set of buckets per kind of caller (their keys never meet). */
+export function perCallerKind(buckets: Record<CallerKind, TokenBuckets>): RateLimiter {
+  return { take: (key, kind) => buckets[kind].take(`${kind}:${key}`) };
 }
 
 interface Bucket {
@@ -22,7 +38,7 @@ interface Bucket {
 }
 
 /** The in-memory limiter; at most `maxKeys` callers are tracked (least recent forgotten). */
-export class MemoryRateLimiter implements RateLimiter {
+export class MemoryRateLimiter implements TokenBuckets {
   readonly #rps: number;
   readonly #burst: number;
   readonly #buckets: LRUCache<string, Bucket>;
@@ -55,4 +71,4 @@ export class MemoryRateLimiter implements RateLimiter {
 }
 
 /** No limit (`RATE_LIMIT_RPS=0`, e.g. behind a gateway that already limits). */
-export const UNLIMITED: RateLimiter = { take: () => ({ allowed: true, retryAfterSeconds: 0 }) };
+export const UNLIMITED: TokenBuckets = { take: () => ({ allowed: true, retryAfterSeconds: 0 }) };

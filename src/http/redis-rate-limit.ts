@@ -10,7 +10,7 @@
  */
 import type { RateLimitConfig } from '../config.ts';
 import { hashedKeyPart, luaScript, type RedisConnection } from '../redis/connection.ts';
-import type { RateDecision, RateLimiter } from './rate-limit.ts';
+import type { RateDecision, TokenBuckets } from './rate-limit.ts';
 
 // KEYS[1]: bucket. ARGV: rps, burst. Returns {allowed (0/1), ms until one token is back}.
 const TAKE = luaScript(`
@@ -40,7 +40,7 @@ return {0, math.ceil((1 - tokens) * 1000 / rps)}
 `);
 
 /** The Redis implementation of {@link RateLimiter}. */
-export class RedisRateLimiter implements RateLimiter {
+export class RedisRateLimiter implements TokenBuckets {
   readonly #redis: RedisConnection;
   readonly #rps: string;
   readonly #burst: string;

@@ -137,7 +137,11 @@ describe.skipIf(skip)('two gateway processes sharing one Redis', () => {
 
 describe.skipIf(skip)('rate limits shared through Redis', () => {
   it('allows a caller its burst once across two processes, not once per process', async () => {
-    const env = { CACHE_URL: redis.url, RATE_LIMIT_RPS: '1', RATE_LIMIT_BURST: '6' };
+    const env = {
+      CACHE_URL: redis.url,
+      SERVICE_RATE_LIMIT_RPS: '1',
+      SERVICE_RATE_LIMIT_BURST: '6',
+    };
     const [c, d] = await Promise.all([
       spawnGateway(upstreams(), env),
       spawnGateway(upstreams(), env),

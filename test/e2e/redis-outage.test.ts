@@ -40,6 +40,8 @@ beforeAll(async () => {
       CACHE_URL: redis.url,
       RATE_LIMIT_RPS: '1',
       RATE_LIMIT_BURST: '2',
+      SERVICE_RATE_LIMIT_RPS: '1',
+      SERVICE_RATE_LIMIT_BURST: '2',
       LIVE_POLL_MS: '200',
       LIVE_HEARTBEAT_MS: '200',
     },

@@ -76,6 +76,7 @@ export async function startGateway(
     KYC_BUSINESS_SLUG: upstreams.kycBusinessSlug ?? KYC_SLUG,
     KYC_SDK_SCRIPT_URL: upstreams.sdkScriptUrl ?? `${upstreams.kycUrl}/sdk/kyc.js`,
     RATE_LIMIT_RPS: '0',
+    SERVICE_RATE_LIMIT_RPS: '0',
     LOG_LEVEL: options.logLines ? 'debug' : 'silent',
     ...env,
   });

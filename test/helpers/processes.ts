@@ -47,6 +47,7 @@ export async function spawnGateway(
       KYC_SDK_SCRIPT_URL: `${upstreams.kycUrl}/sdk/kyc.js`,
       AUTH_JWT_SECRET: TEST_JWT_SECRET,
       RATE_LIMIT_RPS: '0',
+      SERVICE_RATE_LIMIT_RPS: '0',
       GRAPHIQL: 'false',
       LOG_LEVEL: 'warn',
       ...env,

@@ -414,8 +414,8 @@ describe('trusted documents', () => {
 describe('rate limiting', () => {
   it('limits each caller to its burst, says when to retry, and leaves others alone', async () => {
     const limited = await startGateway(sandboxUpstreams(sandbox), {
-      RATE_LIMIT_RPS: '1',
-      RATE_LIMIT_BURST: '3',
+      SERVICE_RATE_LIMIT_RPS: '1',
+      SERVICE_RATE_LIMIT_BURST: '3',
     });
     try {
       const alice = await limited.token({ sub: 'alice' });

@@ -13,8 +13,8 @@ let token: string;
 beforeAll(async () => {
   sandbox = await startSandbox();
   gateway = await startGateway(sandboxUpstreams(sandbox), {
-    RATE_LIMIT_RPS: '1',
-    RATE_LIMIT_BURST: '8',
+    SERVICE_RATE_LIMIT_RPS: '1',
+    SERVICE_RATE_LIMIT_BURST: '8',
   });
   token = await gateway.token({ sub: 'headers-test' });
 });
