@@ -150,6 +150,8 @@ async function main(): Promise<void> {
     // sent (node closes only the sockets idle at the time of the call, hence the sweep).
     server.close();
     server.closeIdleConnections();
+    // Upgraded (WebSocket) connections are not the server's to close: they are told to go.
+    void gateway.closeWebSockets();
     const sweep = setInterval(() => server.closeIdleConnections(), 50);
     const force = setTimeout(() => {
       gateway.logger.warn('grace period over: closing the remaining connections');

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
+import type { ExecutionResult } from 'graphql';
 import {
   createSchema,
   createYoga,
@@ -18,7 +19,7 @@ import type { Authenticator } from './auth/tokens.ts';
 import { NO_ACCESS, type Viewer } from './auth/viewer.ts';
 import type { RecordSources } from './cache/sources.ts';
 import type { GraphQLContext, ResolverSettings } from './context.ts';
-import { type GatewayError, RateLimitedError, UnauthenticatedError } from './errors.ts';
+import { GatewayError, RateLimitedError, UnauthenticatedError } from './errors.ts';
 import { createDocumentPreparer, type PreparedSlot } from './graphql/documents.ts';
 import {
   createParser,
@@ -33,6 +34,7 @@ import { useStaleExtension } from './graphql/stale.ts';
 import { useAnswerFormat } from './http/answer.ts';
 import { createJsonTransport, type Enveloped, jsonAnswerType } from './http/json-transport.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
+import { attachWebSocket, type EnvelopedWithSubscribe } from './http/websocket.ts';
 import type { LiveStatusHub } from './live/hub.ts';
 import { createLoaders, type StaleRecord } from './loaders/index.ts';
 import type { Logger } from './observability/logger.ts';
@@ -116,8 +118,10 @@ export interface Gateway {
   yoga: YogaServerInstance<NodeServerContext, GraphQLContext>;
   /** A node:http request listener serving every path of contract §2. */
   handle: (req: IncomingMessage, res: ServerResponse) => void;
-  /** A node:http server for `handle`, with the slow-client timeouts set. */
+  /** A node:http server for `handle`, with the slow-client timeouts set and WebSockets. */
   createServer: () => Server;
+  /** Closes the WebSocket connections (1001), which would keep a closing server open. */
+  closeWebSockets: () => Promise<void>;
   metrics: GatewayMetrics;
   logger: Logger;
   close: () => Promise<void>;
@@ -331,9 +335,19 @@ export function createGateway(deps: GatewayDeps): Gateway {
    * or over its rate costs no body read, no parse and no validation.
    */
   const admit = async (req: IncomingMessage): Promise<GatewayError | Admitted> => {
+    const admitted = await identify(req.headers.authorization ?? null, req);
+    if (admitted instanceof GatewayError) return admitted;
+    return (await charge(admitted)) ?? admitted;
+  };
+
+  /** The caller a token names, or UNAUTHENTICATED (the same for every transport). */
+  const identify = async (
+    authorization: string | null,
+    req: IncomingMessage,
+  ): Promise<GatewayError | Admitted> => {
     let viewer: Viewer;
     try {
-      viewer = await deps.authenticate(req.headers.authorization ?? null);
+      viewer = await deps.authenticate(authorization);
     } catch (error) {
       if (error instanceof UnauthenticatedError) return error;
       throw error;
@@ -341,12 +355,14 @@ export function createGateway(deps: GatewayDeps): Gateway {
     const caller = viewer.subject
       ? `sub:${viewer.subject}`
       : `ip:${req.socket.remoteAddress ?? ''}`;
-    const decision = await deps.rateLimiter.take(
-      caller,
-      viewer.scopes.size > 0 ? 'service' : 'endUser',
-    );
-    if (!decision.allowed) return new RateLimitedError(decision.retryAfterSeconds);
     return { viewer, caller };
+  };
+
+  /** One request (or WebSocket operation) on the caller's rate, or RATE_LIMITED. */
+  const charge = async ({ viewer, caller }: Admitted): Promise<GatewayError | undefined> => {
+    const kind = viewer.scopes.size > 0 ? 'service' : 'endUser';
+    const decision = await deps.rateLimiter.take(caller, kind);
+    return decision.allowed ? undefined : new RateLimitedError(decision.retryAfterSeconds);
   };
 
   /** What needs no token: GraphiQL's page itself, and CORS preflights (neither executes). */
@@ -442,11 +458,16 @@ export function createGateway(deps: GatewayDeps): Gateway {
   };
 
   const timeoutMs = deps.hardening.limits.requestTimeoutMs;
+  const closeSockets = new Set<() => Promise<void>>();
+  const finishResult = (result: ExecutionResult) => withContractCodes(result);
+  const closeWebSockets = async (): Promise<void> => {
+    await Promise.allSettled([...closeSockets].map((close) => close()));
+  };
   return {
     yoga,
     handle,
-    createServer: () =>
-      createServer(
+    createServer: () => {
+      const server = createServer(
         {
           keepAliveTimeout: 65_000,
           // A client that sends its headers or body too slowly loses its connection (408).
@@ -455,10 +476,30 @@ export function createGateway(deps: GatewayDeps): Gateway {
           connectionsCheckingInterval: Math.min(1000, timeoutMs),
         },
         handle,
-      ),
+      );
+      closeSockets.add(
+        attachWebSocket<Admitted>(server, {
+          path: '/graphql',
+          maxPayload: deps.hardening.limits.bodyBytes,
+          identify,
+          charge,
+          getEnveloped: (admitted, req) => {
+            const record: RequestRecord = { id: randomUUID(), codes: [] };
+            const initial = { req, record, ...admitted } as NodeServerContext & YogaInitialContext;
+            return yoga.getEnveloped(initial) as unknown as EnvelopedWithSubscribe;
+          },
+          finish: finishResult,
+        }),
+      );
+      return server;
+    },
+    closeWebSockets,
     metrics,
     logger,
-    close: deps.close,
+    close: async () => {
+      await closeWebSockets();
+      await deps.close();
+    },
   };
 }
 

@@ -1,0 +1,112 @@
+/**
+ * WebSocket clients (`graphql-transport-ws`, the graphql-ws library's own client) on `/graphql`:
+ * the same token rules, limits, error codes and live hub as the HTTP transports.
+ */
+import { type Client, createClient, type ExecutionResult } from 'graphql-ws';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import { sandboxUpstreams, startGateway, type TestGateway } from '../helpers/gateway.ts';
+
+let sandbox: Sandbox;
+let gateway: TestGateway;
+const clients: Client[] = [];
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ pendingSeconds: 1 });
+  gateway = await startGateway(sandboxUpstreams(sandbox), { LIVE_POLL_MS: '200' });
+});
+afterEach(async () => {
+  while (clients.length > 0) await clients.pop()?.dispose();
+});
+afterAll(async () => {
+  await gateway.close();
+  await sandbox.close();
+});
+
+/** A client on the gateway's /graphql, with `authorization` in the connection parameters. */
+function connect(token: string | null, onClose?: (code: number) => void): Client {
+  const client = createClient({
+    url: `${gateway.url.replace('http', 'ws')}/graphql`,
+    webSocketImpl: WebSocket,
+    retryAttempts: 0,
+    lazy: true,
+    connectionParams: token === null ? {} : { authorization: `Bearer ${token}` },
+    on: { closed: (event) => onClose?.((event as { code: number }).code) },
+  });
+  clients.push(client);
+  return client;
+}
+
+/** Every result of one operation, until it completes (or fails: the error is returned). */
+function collect(
+  client: Client,
+  query: string,
+  variables: Record<string, unknown> = {},
+): Promise<{ results: ExecutionResult[]; error?: unknown }> {
+  return new Promise((resolve) => {
+    const results: ExecutionResult[] = [];
+    client.subscribe(
+      { query, variables },
+      {
+        next: (result) => results.push(result as ExecutionResult),
+        error: (error) => resolve({ results, error }),
+        complete: () => resolve({ results }),
+      },
+    );
+  });
+}
+
+const STATUS = 'subscription($txRef: ID!) { transactionStatus(txRef: $txRef) { txRef status } }';
+
+it('follows a pending payment to SUCCESSFUL, then completes', async () => {
+  const txRef = `NT-PENDING${Date.now()}`;
+  const { results, error } = await collect(connect(await gateway.token()), STATUS, { txRef });
+  expect(error).toBeUndefined();
+  expect(results.map((r) => r.data)).toEqual([
+    { transactionStatus: { txRef, status: 'PENDING' } },
+    { transactionStatus: { txRef, status: 'SUCCESSFUL' } },
+  ]);
+});
+
+it('answers queries too', async () => {
+  const { results } = await collect(
+    connect(await gateway.token()),
+    '{ transaction(txRef: "NT-SUCCESS001") { status } }',
+  );
+  expect(results).toEqual([{ data: { transaction: { status: 'SUCCESSFUL' } } }]);
+});
+
+it('closes a connection without a valid token before any operation runs', async () => {
+  for (const token of [null, 'not-a-jwt']) {
+    const before = sandbox.requests.length;
+    let closedWith: number | undefined;
+    const { results, error } = await collect(
+      connect(token, (code) => {
+        closedWith = code;
+      }),
+      '{ transaction(txRef: "NT-SUCCESS001") { status } }',
+    );
+    expect(results).toEqual([]);
+    expect(error).toBeDefined();
+    expect(closedWith).toBe(4403);
+    expect(sandbox.requests.length).toBe(before);
+  }
+});
+
+it("applies the same rules: an end user's token reads no payment outside its claim", async () => {
+  const endUser = await gateway.token({ sub: 'usr_ws', scope: null, txRefs: ['NT-SUCCESS001'] });
+  const client = connect(endUser);
+  const other = await collect(client, STATUS, { txRef: 'NT-FAILED001' });
+  const codes = JSON.stringify(other.results.length > 0 ? other.results : other.error);
+  expect(codes).toContain('FORBIDDEN');
+  const own = await collect(client, '{ transaction(txRef: "NT-SUCCESS001") { status } }');
+  expect(own.results).toEqual([{ data: { transaction: { status: 'SUCCESSFUL' } } }]);
+});
+
+it('applies the same limits, with the contract codes', async () => {
+  const aliases = Array.from({ length: 31 }, (_, i) => `a${i}: __typename`).join(' ');
+  const { results, error } = await collect(connect(await gateway.token()), `{ ${aliases} }`);
+  const shown = JSON.stringify(results.length > 0 ? results : error);
+  expect(shown).toContain('GRAPHQL_VALIDATION_FAILED');
+});
