@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
+import { useGraphQLSSE } from '@graphql-yoga/plugin-graphql-sse';
 import type { ExecutionResult } from 'graphql';
 import {
   createSchema,
@@ -84,6 +85,19 @@ function closed(req: IncomingMessage): AbortSignal {
   const controller = new AbortController();
   req.socket.once('close', () => controller.abort());
   return controller.signal;
+}
+
+/** Where Yoga serves graphql-sse's single-connection mode (clients use /graphql). */
+const SSE_STREAM_PATH = '/graphql/stream';
+
+/** A request of graphql-sse's single-connection mode: a reservation, or one bearing its token. */
+function isSingleConnectionSse(req: IncomingMessage): boolean {
+  return (
+    req.method === 'PUT' ||
+    req.method === 'DELETE' ||
+    req.headers['x-graphql-event-stream-token'] !== undefined ||
+    /[?&]token=/.test(req.url ?? '')
+  );
 }
 
 /** Who the HTTP entry let in. */
@@ -274,6 +288,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         requestHeaders: ['x-graphql-yoga-csrf', 'authorization', 'graphql-preflight'],
       }),
       useStaleExtension(),
+      useGraphQLSSE({ endpoint: SSE_STREAM_PATH }),
       useCompiledExecution(),
       useAnswerFormat(),
       usePrivateAnswers(),
@@ -419,6 +434,13 @@ export function createGateway(deps: GatewayDeps): Gateway {
           if (req.method === 'POST' && !withinBodyLimit(req, res, deps.hardening.limits.bodyBytes))
             return;
           const context: NodeServerContext = { req, res, record, ...admitted };
+          // graphql-sse's single-connection mode (a reserved stream, then operations bearing
+          // its token) is served by its handler, at its own path inside Yoga.
+          if (isSingleConnectionSse(req)) {
+            req.url = `${SSE_STREAM_PATH}${req.url?.slice('/graphql'.length) ?? ''}`;
+            void yoga.handle(req, res, context);
+            return;
+          }
           if (transportEligible(req)) {
             serveBuffered(req, res, context).catch(() => {
               if (!res.headersSent) send(res, 500, 'internal error\n');
