@@ -297,12 +297,38 @@ export function withContractCodes(result: ExecutionResult): ExecutionResult {
   return { ...result, errors };
 }
 
-/** Contract codes on what Yoga's handler answers ({@link withContractCodes}). */
+/**
+ * Contract codes on what Yoga's handler answers ({@link withContractCodes}): on results, and
+ * on the JSON error answers that handlers inside Yoga write themselves (graphql-sse's "Stream
+ * not found" and the like), which never pass through result processing.
+ */
 function useContractErrorCodes(): Plugin {
   return {
     onResultProcess({ result, setResult }) {
       if (Array.isArray(result) || Symbol.asyncIterator in result) return;
       setResult(withContractCodes(result as ExecutionResult));
+    },
+    async onResponse({ response, setResponse, fetchAPI }) {
+      const type = response.headers.get('content-type') ?? '';
+      if (response.status < 400 || !/json/i.test(type)) return;
+      const text = await response.text();
+      const headers = new fetchAPI.Headers(response.headers);
+      headers.delete('content-length');
+      const init = { status: response.status, statusText: response.statusText, headers };
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        setResponse(new fetchAPI.Response(text, init));
+        return;
+      }
+      const result = body as ExecutionResult;
+      const errors = Array.isArray(result.errors)
+        ? withContractCodes(result).errors?.map((e) => (e instanceof GraphQLError ? e.toJSON() : e))
+        : undefined;
+      setResponse(
+        new fetchAPI.Response(JSON.stringify(errors ? { ...result, errors } : body), init),
+      );
     },
   };
 }
