@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import type { CacheConfig } from '../config.ts';
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.ts';
-import { isFinalStatus, normalizeStatus } from '../model/status.ts';
+import { isFinalStatus } from '../model/status.ts';
 import type { KycClient } from '../upstream/kyc.ts';
 import type { PaymentClient } from '../upstream/payment.ts';
 import type { UpstreamKycUser, UpstreamTransaction } from '../upstream/shapes.ts';
@@ -85,7 +85,7 @@ export function createSources(deps: SourceDeps): RecordSources {
     name: 'transaction',
     fetch: (txRef) => deps.payment.getTransaction(txRef),
     ttl: (record) =>
-      isFinalStatus(normalizeStatus(record.txStatus))
+      isFinalStatus(record.status)
         ? { ttl: policy.ttlFinalSeconds, keep: policy.staleSeconds }
         : { ttl: policy.ttlPendingSeconds, keep: 0 },
   };
