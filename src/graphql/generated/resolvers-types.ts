@@ -177,7 +177,7 @@ export type Money = {
    * rounded half away from zero here (NGN 1500.505 → `"150051"`); `amount` keeps the digits.
    */
   amountMinor: Scalars['String']['output'];
-  /** Currency code (ISO 4217, three capital letters), the same as the transaction's `currency`. */
+  /** The currency code, the same as the transaction's `currency` (ISO 4217, in capitals). */
   currency: Scalars['String']['output'];
   /**
    * Digits after the point in the currency's minor unit (its ISO 4217 exponent): 2 for NGN and
