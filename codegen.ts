@@ -1,6 +1,7 @@
 /**
- * `npm run codegen`: server resolver types (each schema type mapped to its validated upstream
- * shape) and typed documents for the project's own operations (tests, web page, other teams).
+ * `npm run codegen`: server resolver types (each schema type mapped to the normalized record
+ * that src/upstream/shapes.ts makes of the upstream JSON) and typed documents for the project's
+ * own operations (tests, web page, other teams).
  */
 import type { CodegenConfig } from '@graphql-codegen/cli';
 
@@ -21,12 +22,14 @@ const config: CodegenConfig = {
         scalars: {
           ID: { input: 'string', output: 'string' },
           DateTime: { input: 'string', output: 'string' },
+          Decimal: { input: 'string', output: 'string' },
           JSON: { input: 'unknown', output: 'unknown' },
         },
         mappers: {
           Transaction: '../../upstream/shapes.ts#UpstreamTransaction',
           Customer: '../../upstream/shapes.ts#UpstreamCustomer',
           Card: '../../upstream/shapes.ts#UpstreamCard',
+          Money: '../../model/money.ts#Money as MoneyRecord',
           KycUser: '../../upstream/shapes.ts#UpstreamKycUser',
           KycLevel: '../../upstream/shapes.ts#UpstreamKycLevel',
           KycCheck: '../../upstream/shapes.ts#UpstreamKycCheck',
@@ -42,6 +45,7 @@ const config: CodegenConfig = {
         scalars: {
           ID: 'string',
           DateTime: 'string',
+          Decimal: 'string',
           JSON: 'unknown',
         },
       },

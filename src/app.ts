@@ -169,8 +169,9 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
   const metrics = new GatewayMetrics();
   const logger = inputs.logger ?? createLogger(config.log);
   const observer = upstreamObserver(metrics, logger);
-  const payment = new PaymentClient(inputs.payment, config.upstream, observer);
-  const kyc = new KycClient(inputs.kyc, config.upstream, observer);
+  const zone = config.upstreamTimeZone;
+  const payment = new PaymentClient(inputs.payment, config.upstream, observer, zone);
+  const kyc = new KycClient(inputs.kyc, config.upstream, observer, zone);
   // --- Redis (issue 5) ---
   const warn = throttledWarn(logger);
   const cluster = new ClusterMetrics(metrics, config.cache.url !== undefined);

@@ -3,8 +3,9 @@
  *
  * Same policy as in memory: RecordCache stores `{ value, storedAt, freshUntil }` with a physical
  * TTL of ttl + keep (Redis `PX`), so final transactions outlive their freshness for stale
- * serving. Keys are `<prefix>:cache:tx:<txRef>` and `<prefix>:cache:kyc:<sha256>` (KYC keys are
- * hashed by the sources; no person and no credential appears in a key). Values are JSON,
+ * serving. Keys are `<prefix>:cache:tx:v2:<txRef>` and `<prefix>:cache:kyc:v2:<sha256>` (`v2`:
+ * the record format; KYC keys are hashed by the sources; no person and no credential appears in
+ * a key). Values are JSON (the normalized records of upstream/shapes.ts, as they are),
  * readable by any replica and after a restart; with `CACHE_ENCRYPTION_KEY` they are sealed
  * with AES-256-GCM, so that a read of Redis (a dump, a backup, a MONITOR) reveals no person.
  */

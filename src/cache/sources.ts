@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import type { CacheConfig } from '../config.ts';
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.ts';
-import { isFinalStatus, normalizeStatus } from '../model/status.ts';
+import { isFinalStatus } from '../model/status.ts';
 import type { KycClient } from '../upstream/kyc.ts';
 import type { PaymentClient } from '../upstream/payment.ts';
 import type { UpstreamKycUser, UpstreamTransaction } from '../upstream/shapes.ts';
@@ -53,9 +53,17 @@ export interface FlightLock {
   run<T>(key: string, work: () => Promise<T>, stored: () => Promise<T | undefined>): Promise<T>;
 }
 
+/**
+ * The form of the stored records (normalized, see upstream/shapes.ts), in every key: a replica
+ * of another version, during a rolling deploy, or an entry left in Redis by one, then misses
+ * instead of reading a record it does not understand.
+ */
+const RECORD_FORMAT = 'v2';
+
 /** Cache keys name no person in clear: user references are hashed. */
 function kycKey(slug: string, userRef: string): string {
-  return `kyc:${createHash('sha256').update(`${slug}\u0000${userRef}`).digest('base64url')}`;
+  const digest = createHash('sha256').update(`${slug}\u0000${userRef}`).digest('base64url');
+  return `kyc:${RECORD_FORMAT}:${digest}`;
 }
 
 /** The upstream is down (as opposed to answering something wrong): stale may stand in. */
@@ -85,7 +93,7 @@ export function createSources(deps: SourceDeps): RecordSources {
     name: 'transaction',
     fetch: (txRef) => deps.payment.getTransaction(txRef),
     ttl: (record) =>
-      isFinalStatus(normalizeStatus(record.txStatus))
+      isFinalStatus(record.status)
         ? { ttl: policy.ttlFinalSeconds, keep: policy.staleSeconds }
         : { ttl: policy.ttlPendingSeconds, keep: 0 },
   };
@@ -152,7 +160,8 @@ export function createSources(deps: SourceDeps): RecordSources {
   }
 
   return {
-    transaction: (txRef, options = {}) => read(transactionKind, `tx:${txRef}`, txRef, options),
+    transaction: (txRef, options = {}) =>
+      read(transactionKind, `tx:${RECORD_FORMAT}:${txRef}`, txRef, options),
     kycUser: (userRef, options = {}) =>
       read(kycKind, kycKey(deps.businessSlug, userRef), userRef, options),
   };

@@ -10,7 +10,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RecordSources } from '../cache/sources.ts';
 import { BadUserInputError, type ErrorCode, GatewayError, UpstreamError } from '../errors.ts';
-import { isFinalStatus, normalizeStatus } from '../model/status.ts';
+import { isFinalStatus } from '../model/status.ts';
 import type { UpstreamTransaction } from '../upstream/shapes.ts';
 
 /** What a poller tells the subscribers of a txRef. */
@@ -22,7 +22,7 @@ export type LiveListener = (event: LiveEvent) => void;
 
 /** True for an event after which the poller stops (a final status, or an error). */
 export function isLastEvent(event: LiveEvent): boolean {
-  return event.type === 'error' || isFinalStatus(normalizeStatus(event.record.txStatus));
+  return event.type === 'error' || isFinalStatus(event.record.status);
 }
 
 /** Live status settings (config `live`), in ms. */
@@ -123,7 +123,7 @@ export abstract class LiveHubBase implements LiveStatusHub {
     const deadline = Date.now() + settings.maxWatchMs;
     let record = await sources.transaction(txRef);
     if (record === null) throw new BadUserInputError(UNKNOWN);
-    if (isFinalStatus(normalizeStatus(record.txStatus))) {
+    if (isFinalStatus(record.status)) {
       yield record;
       return;
     }
@@ -135,14 +135,14 @@ export abstract class LiveHubBase implements LiveStatusHub {
       // Read again now that events are coming: a change published between the first read and
       // joining is in the cache (pollers write it before they publish).
       record = (await sources.transaction(txRef).catch(() => record)) ?? record;
-      let status = normalizeStatus(record.txStatus);
+      let status = record.status;
       yield record;
       while (!isFinalStatus(status)) {
         const event = await inbox.next(signal, deadline);
         if (event === 'aborted') return;
         if (event === 'timeout') throw new GatewayError('UPSTREAM_TIMEOUT', WATCH_TIME_OVER);
         if (event.type === 'error') throw new GatewayError(event.code, event.message);
-        const next = normalizeStatus(event.record.txStatus);
+        const next = event.record.status;
         if (next !== status) {
           status = next;
           yield event.record;
@@ -216,7 +216,7 @@ export async function runPoller(deps: LiveDeps, options: PollOptions): Promise<v
       return;
     }
     if (record) {
-      const status = normalizeStatus(record.txStatus);
+      const status = record.status;
       if (status !== last) {
         last = status;
         publish({ type: 'record', record });

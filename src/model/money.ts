@@ -1,18 +1,131 @@
 /**
- * Rounds an amount to the cent, half away from zero, on its decimal digits rather than on the
- * binary value (so 1.005 becomes 1.01, where `Math.round(1.005 * 100) / 100` gives 1).
+ * Exact amounts of money (contract §1, `Money`). The payment service's amounts are read from the
+ * JSON text itself and kept as decimal text; every computation below is on BigInt, never on a
+ * binary float, so 0.1 + 0.2-style values and amounts beyond 2^53 come out as they were sent.
  */
-export function toCents(value: number): number {
-  // Most amounts already are the double nearest to a whole number of cents.
-  const scaled = value * 100;
-  if (Number.isInteger(scaled) && scaled / 100 === value) return value;
-  const text = Math.abs(value).toString();
-  // Exponent notation: either at least 1e21 (already whole, and * 100 would lose digits) or
-  // below 1e-6 (which rounds to zero).
-  if (text.includes('e')) return Math.abs(value) >= 1 ? value : 0;
-  const [whole = '0', fraction = ''] = text.split('.');
-  let cents = BigInt(whole + `${fraction}00`.slice(0, 2));
-  if ((fraction[2] ?? '0') >= '5') cents += 1n;
-  const rounded = Number(cents) / 100;
-  return value < 0 && rounded !== 0 ? -rounded : rounded;
+import currencyCodes from 'currency-codes';
+
+/** An exact decimal: the value is `unscaled / 10^scale`. */
+export interface Decimal {
+  unscaled: bigint;
+  scale: number;
+}
+
+/** An amount in one currency, as the schema's `Money` type returns it (plain JSON data). */
+export interface Money {
+  /** The exact decimal, written with at least the currency's minor digits. */
+  amount: string;
+  currency: string;
+  minorUnits: number;
+  /** The amount in minor units, rounded half away from zero, as a whole number in text. */
+  amountMinor: string;
+}
+
+/** A decimal number: JSON's number grammar, with leading zeros and surrounding space tolerated. */
+const DECIMAL = /^\s*(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?\s*$/;
+
+/**
+ * Bounds the work an exponent can ask for: `1e-99999999` would otherwise expand to a hundred
+ * million digits. No amount of money is anywhere near these magnitudes.
+ */
+const MAX_EXPONENT = 400;
+
+/** Minor digits of an ISO 4217 code that is not in the table. */
+const DEFAULT_MINOR_UNITS = 2;
+
+const MINOR_UNITS: ReadonlyMap<string, number> = new Map(
+  currencyCodes.data.map((record) => [record.code, record.digits]),
+);
+
+/** The ISO 4217 exponent of a currency code (2 for a code the table does not hold). */
+export function minorUnitsOf(currency: string): number {
+  return MINOR_UNITS.get(currency) ?? DEFAULT_MINOR_UNITS;
+}
+
+const TEN = 10n;
+
+function pow10(exponent: number): bigint {
+  return TEN ** BigInt(exponent);
+}
+
+/**
+ * The decimal written in `text` (`1500.50`, `-3`, `1.5e3`), or undefined when it is not a
+ * decimal number, its exponent is out of bounds, or it is too large for a double (the Float
+ * fields must stay finite).
+ */
+export function parseDecimal(text: string): Decimal | undefined {
+  const match = DECIMAL.exec(text);
+  if (!match) return undefined;
+  const [, sign, whole = '0', fraction = '', exponentText] = match;
+  const exponent = exponentText === undefined ? 0 : Number(exponentText);
+  if (Math.abs(exponent) > MAX_EXPONENT) return undefined;
+  let unscaled = BigInt(whole + fraction);
+  let scale = fraction.length - exponent;
+  if (scale < 0) {
+    unscaled *= pow10(-scale);
+    scale = 0;
+  }
+  if (sign === '-') unscaled = -unscaled;
+  const decimal = { unscaled, scale };
+  if (!Number.isFinite(Number(formatDecimal(decimal, 0)))) return undefined;
+  return decimal;
+}
+
+/**
+ * The decimal written out with at least `minDigits` digits after the point and no trailing
+ * zero beyond them (`1500.5` with 2 → `1500.50`, `10.1250` with 3 → `10.125`, `1500.0` with 0
+ * → `1500`). Zero has no sign.
+ */
+export function formatDecimal({ unscaled, scale }: Decimal, minDigits: number): string {
+  let digits = unscaled;
+  let places = scale;
+  while (places > minDigits && digits % TEN === 0n) {
+    digits /= TEN;
+    places -= 1;
+  }
+  if (places < minDigits) {
+    digits *= pow10(minDigits - places);
+    places = minDigits;
+  }
+  const negative = digits < 0n;
+  const text = (negative ? -digits : digits).toString().padStart(places + 1, '0');
+  const whole = text.slice(0, text.length - places);
+  const body = places === 0 ? whole : `${whole}.${text.slice(text.length - places)}`;
+  return negative ? `-${body}` : body;
+}
+
+/**
+ * The decimal rounded to `places` digits after the point, half away from zero, as a whole
+ * number of 10^-places (1500.505 to 2 places → 150051n).
+ */
+export function roundToPlaces({ unscaled, scale }: Decimal, places: number): bigint {
+  if (scale <= places) return unscaled * pow10(places - scale);
+  const divisor = pow10(scale - places);
+  const magnitude = unscaled < 0n ? -unscaled : unscaled;
+  let quotient = magnitude / divisor;
+  if ((magnitude % divisor) * 2n >= divisor) quotient += 1n;
+  return unscaled < 0n ? -quotient : quotient;
+}
+
+/** The amount as `Money` in this currency (a code already trimmed and in capitals). */
+export function toMoney(amount: Decimal, currency: string): Money {
+  const minorUnits = minorUnitsOf(currency);
+  return {
+    amount: formatDecimal(amount, minorUnits),
+    currency,
+    minorUnits,
+    amountMinor: roundToPlaces(amount, minorUnits).toString(),
+  };
+}
+
+/**
+ * The amount as a double, rounded to the currency's minor unit on its decimal digits (so 1.005
+ * NGN is 1.01, where `Math.round(1.005 * 100) / 100` gives 1; KWD keeps 10.125).
+ */
+export function toRoundedNumber(amount: Decimal, minorUnits: number): number {
+  const rounded = Number(
+    formatDecimal({ unscaled: roundToPlaces(amount, minorUnits), scale: minorUnits }, 0),
+  );
+  // -0 is a JSON 0, but keeps `Object.is` comparisons honest.
+  return rounded === 0 ? 0 : rounded;
 }

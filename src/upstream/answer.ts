@@ -18,12 +18,14 @@ const NOT_FOUND = /not\s*found|unknown|does\s*not\s*exist|doesn't\s*exist|no\s+s
 /**
  * Reads an answer: 404 and "not found" envelopes are `null`; 401/403 are the gateway's own
  * credentials refused; 429 and 5xx (after retries) are unavailability; anything else that is
- * not the documented JSON is a bad response. Never quotes the body.
+ * not the documented JSON is a bad response. Never quotes the body. `reviver` sees the JSON
+ * text of each value as it is parsed (its third argument), before numbers become doubles.
  */
 export function readAnswer<T extends z.ZodType>(
   upstream: UpstreamName,
   result: HttpResult,
   shape: T,
+  reviver?: (key: string, value: unknown, context?: { source?: string }) => unknown,
 ): z.output<T> | null {
   const { status } = result;
   if (status === 404) return null;
@@ -35,7 +37,7 @@ export function readAnswer<T extends z.ZodType>(
   }
   let json: unknown;
   try {
-    json = JSON.parse(result.body);
+    json = JSON.parse(result.body, reviver);
   } catch {
     throw new UpstreamBadResponseError(upstream, 'the body is not JSON');
   }

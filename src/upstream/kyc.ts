@@ -2,17 +2,20 @@
 import type { KycUpstreamConfig, UpstreamPolicyConfig } from '../config.ts';
 import { readAnswer } from './answer.ts';
 import { type BreakerState, UpstreamHttp, type UpstreamObserver } from './http.ts';
-import { kycResponseShape, type UpstreamKycUser } from './shapes.ts';
+import { type UpstreamKycUser, type UpstreamShapes, upstreamShapes } from './shapes.ts';
 
 export class KycClient {
   readonly #http: UpstreamHttp;
   readonly #headers: Record<string, string>;
   readonly #slug: string;
+  readonly #shapes: UpstreamShapes;
 
+  /** `timeZone`: the IANA zone in which the record's times are read. */
   constructor(
     config: KycUpstreamConfig,
     policy: UpstreamPolicyConfig,
     observer?: UpstreamObserver,
+    timeZone = 'UTC',
   ) {
     this.#http = new UpstreamHttp({
       name: 'kyc',
@@ -22,17 +25,19 @@ export class KycClient {
     });
     this.#headers = { 'x-secret-key': config.secretKey };
     this.#slug = config.businessSlug;
+    this.#shapes = upstreamShapes(timeZone);
   }
 
-  /** The KYC details of this user of the configured business, `null` when unknown. */
+  /** The KYC details of this user of the configured business, normalized; `null` when unknown. */
   async getUser(userRef: string): Promise<UpstreamKycUser | null> {
     // The spec's first example also sends a JSON body on this GET; the consistent form is the
     // query string alone, and a body on GET is dropped by many proxies, so none is sent.
     const query = new URLSearchParams({ userRef, slug: this.#slug });
     const result = await this.#http.get(`/api/v1/user/kyc?${query.toString()}`, this.#headers);
-    const answer = readAnswer('kyc', result, kycResponseShape);
+    const answer = readAnswer('kyc', result, this.#shapes.kycResponse);
     if (answer === null) return null;
-    return { ...answer.data, requestedUserRef: userRef };
+    // The reference asked by, when the upstream leaves it out of the record.
+    return { ...answer.data, userRef: answer.data.userRef ?? userRef };
   }
 
   /** The state of this upstream's circuit breaker. */

@@ -2,7 +2,12 @@
 import type { PaymentUpstreamConfig, UpstreamPolicyConfig } from '../config.ts';
 import { readAnswer } from './answer.ts';
 import { type BreakerState, UpstreamHttp, type UpstreamObserver } from './http.ts';
-import { transactionResponseShape, type UpstreamTransaction } from './shapes.ts';
+import {
+  moneySourceReviver,
+  type UpstreamShapes,
+  type UpstreamTransaction,
+  upstreamShapes,
+} from './shapes.ts';
 
 /** The form of a transaction reference: `NT-` followed by letters and digits. */
 export const TX_REF = /^NT-[A-Za-z0-9]{1,64}$/;
@@ -10,11 +15,14 @@ export const TX_REF = /^NT-[A-Za-z0-9]{1,64}$/;
 export class PaymentClient {
   readonly #http: UpstreamHttp;
   readonly #headers: Record<string, string>;
+  readonly #shapes: UpstreamShapes;
 
+  /** `timeZone`: the IANA zone in which the record's times are read. */
   constructor(
     config: PaymentUpstreamConfig,
     policy: UpstreamPolicyConfig,
     observer?: UpstreamObserver,
+    timeZone = 'UTC',
   ) {
     this.#http = new UpstreamHttp({
       name: 'payment',
@@ -23,20 +31,26 @@ export class PaymentClient {
       ...(observer && { observer }),
     });
     this.#headers = { authorization: `Bearer ${config.accessToken}` };
+    this.#shapes = upstreamShapes(timeZone);
   }
 
   /**
-   * The transaction with this reference, `null` when the payment service does not know it.
-   * The caller has checked the reference against TX_REF.
+   * The transaction with this reference, normalized, `null` when the payment service does not
+   * know it. The caller has checked the reference against TX_REF.
    */
   async getTransaction(txRef: string): Promise<UpstreamTransaction | null> {
     const result = await this.#http.get(
       `/pg/api/v1/transaction/status/${encodeURIComponent(txRef)}`,
       this.#headers,
     );
-    const answer = readAnswer('payment', result, transactionResponseShape);
+    const answer = readAnswer(
+      'payment',
+      result,
+      this.#shapes.transactionResponse,
+      moneySourceReviver,
+    );
     if (answer === null) return null;
-    return { ...answer.data, txRef, event: answer.event };
+    return { txRef, event: answer.event, ...answer.data };
   }
 
   /** The state of this upstream's circuit breaker. */

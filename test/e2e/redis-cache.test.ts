@@ -33,6 +33,10 @@ beforeAll(async () => {
   redis = await startRedis();
   payment = await startFixture((request) => {
     const txRef = request.path.split('/').pop() ?? '';
+    // Raw JSON text, so that the amounts are exactly these digits.
+    if (txRef.startsWith('NT-EXACT')) {
+      return { headers: { 'content-type': 'application/json' }, body: EXACT_BODY };
+    }
     // A slow upstream, so that concurrent misses really overlap.
     const delayMs = txRef.startsWith('NT-SLOW') ? 800 : 0;
     return { body: transactionBody({ paymentRef: txRef }), delayMs };
@@ -48,6 +52,16 @@ afterAll(async () => {
 });
 
 const TX = (txRef: string) => `{ transaction(txRef: "${txRef}") { txRef status amount } }`;
+
+const EXACT_BODY =
+  '{"event":"PAYMENT_SUCCESSFUL","data":{"txStatus":"Succeeded","currency":"KWD",' +
+  '"amount": 10.125, "appFee": 12345678901234567.891, "merchantFee": "0.0005",' +
+  '"txTimestamp":"Jan 5, 2024, 3:04:05 PM","card":{"first":"4111111111111111","expiry":"1/30"}}}';
+const MONEY = 'amount currency minorUnits amountMinor';
+const EXACT = (txRef: string) =>
+  `{ transaction(txRef: "${txRef}") { status rawStatus amount appFee timestamp
+    amountMoney { ${MONEY} } appFeeMoney { ${MONEY} } merchantFeeMoney { ${MONEY} }
+    card { first6 last4 masked expiryMonth expiryYear } } }`;
 
 describe.skipIf(skip)('two gateway processes sharing one Redis', () => {
   let a: GatewayProcess;
@@ -70,7 +84,7 @@ describe.skipIf(skip)('two gateway processes sharing one Redis', () => {
     expect(callsFor(txRef)).toBe(1);
 
     // The entry is plain JSON under a namespaced key, kept for TTL + stale window (24 h + 7 d).
-    const key = `gw:cache:tx:${txRef}`;
+    const key = `gw:cache:tx:v2:${txRef}`;
     const stored = JSON.parse(String(await redis.command(['GET', key]))) as {
       value: { value: { paymentRef: string }; storedAt: number; freshUntil: number };
     };
@@ -86,6 +100,45 @@ describe.skipIf(skip)('two gateway processes sharing one Redis', () => {
     a = await spawnGateway(upstreams(), { CACHE_URL: redis.url });
     expect((await query(a, TX(txRef), token)).body).toEqual(expected);
     expect(callsFor(txRef)).toBe(1);
+  });
+
+  it('serves a record normalized by one process from Redis to the other, exactly as it was', async () => {
+    const txRef = `NT-EXACT${Date.now()}`;
+    const first = await query(a, EXACT(txRef), token);
+    expect(first.body).toEqual({
+      data: {
+        transaction: {
+          status: 'SUCCESSFUL',
+          rawStatus: 'Succeeded',
+          amount: 10.125,
+          appFee: 12345678901234568,
+          timestamp: '2024-01-05T15:04:05.000Z',
+          amountMoney: { amount: '10.125', currency: 'KWD', minorUnits: 3, amountMinor: '10125' },
+          appFeeMoney: {
+            amount: '12345678901234567.891',
+            currency: 'KWD',
+            minorUnits: 3,
+            amountMinor: '12345678901234567891',
+          },
+          merchantFeeMoney: { amount: '0.0005', currency: 'KWD', minorUnits: 3, amountMinor: '1' },
+          card: { first6: '411111', last4: null, masked: null, expiryMonth: 1, expiryYear: 2030 },
+        },
+      },
+    });
+    expect((await query(b, EXACT(txRef), token)).body).toEqual(first.body);
+    expect(callsFor(txRef)).toBe(1);
+
+    // What Redis holds is the normalized record, as JSON: nothing is left to convert on a hit.
+    const stored = JSON.parse(String(await redis.command(['GET', `gw:cache:tx:v2:${txRef}`]))) as {
+      value: { value: Record<string, unknown> };
+    };
+    expect(stored.value.value).toMatchObject({
+      status: 'SUCCESSFUL',
+      timestamp: '2024-01-05T15:04:05.000Z',
+      amountMoney: { amount: '10.125', amountMinor: '10125' },
+      card: { first6: '411111', expiryYear: 2030 },
+    });
+    expect(JSON.stringify(stored)).not.toContain('4111111111111111');
   });
 
   it('keeps no personal data or credential in clear in its keys', async () => {
@@ -110,7 +163,7 @@ describe.skipIf(skip)('two gateway processes sharing one Redis', () => {
       }
     }
     expect(keys.filter((key) => key.startsWith('gw:cache:kyc:'))).toEqual([
-      expect.stringMatching(/^gw:cache:kyc:[A-Za-z0-9_-]{43}$/),
+      expect.stringMatching(/^gw:cache:kyc:v2:[A-Za-z0-9_-]{43}$/),
     ]);
   });
 

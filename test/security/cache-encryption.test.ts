@@ -123,7 +123,7 @@ async function txCacheErrors(gateway: TestGateway): Promise<number> {
   return line === undefined ? 0 : Number(line.split(' ').pop());
 }
 
-const txKey = (txRef: string) => `gw:cache:tx:${txRef}`;
+const txKey = (txRef: string) => `gw:cache:tx:v2:${txRef}`;
 
 describe.skipIf(skip)('records in Redis under CACHE_ENCRYPTION_KEY', () => {
   /** Without a key (the control: what the scan must find when nothing is encrypted). */

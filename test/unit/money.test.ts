@@ -1,56 +1,197 @@
 import { describe, expect, it } from 'vitest';
-import { toCents } from '../../src/model/money.ts';
+import {
+  type Decimal,
+  formatDecimal,
+  minorUnitsOf,
+  parseDecimal,
+  roundToPlaces,
+  toMoney,
+  toRoundedNumber,
+} from '../../src/model/money.ts';
 
-describe('toCents', () => {
-  it('rounds 1.005 up on its decimal digits (Math.round would give 1)', () => {
-    expect(toCents(1.005)).toBe(1.01);
+function decimal(text: string): Decimal {
+  const value = parseDecimal(text);
+  if (value === undefined) throw new Error(`expected ${text} to be a decimal`);
+  return value;
+}
+
+const money = (text: string, currency: string) => toMoney(decimal(text), currency);
+const rounded = (text: string, currency: string) =>
+  toRoundedNumber(decimal(text), minorUnitsOf(currency));
+
+describe('minorUnitsOf (ISO 4217)', () => {
+  it('knows the exponents of common currencies', () => {
+    expect(minorUnitsOf('NGN')).toBe(2);
+    expect(minorUnitsOf('USD')).toBe(2);
+    expect(minorUnitsOf('JPY')).toBe(0);
+    expect(minorUnitsOf('KWD')).toBe(3);
+    expect(minorUnitsOf('BHD')).toBe(3);
+    expect(minorUnitsOf('CLF')).toBe(4);
   });
 
-  it('rounds 2.675 to 2.68 (toFixed would give 2.67)', () => {
-    expect(toCents(2.675)).toBe(2.68);
+  it('is 2 for a code it does not know', () => {
+    expect(minorUnitsOf('XYZ')).toBe(2);
+    expect(minorUnitsOf('')).toBe(2);
+  });
+});
+
+describe('toMoney', () => {
+  it('writes NGN "1500.5" as 1500.50, 150050 minor units', () => {
+    expect(money('1500.5', 'NGN')).toEqual({
+      amount: '1500.50',
+      currency: 'NGN',
+      minorUnits: 2,
+      amountMinor: '150050',
+    });
   });
 
-  it('turns 0.1 + 0.2 into 0.3', () => {
-    expect(toCents(0.1 + 0.2)).toBe(0.3);
+  it('writes JPY 1500 without a point', () => {
+    expect(money('1500', 'JPY')).toEqual({
+      amount: '1500',
+      currency: 'JPY',
+      minorUnits: 0,
+      amountMinor: '1500',
+    });
+    expect(money('1500.0', 'JPY')).toMatchObject({ amount: '1500', amountMinor: '1500' });
   });
 
-  it('keeps 15000.5', () => {
-    expect(toCents(15000.5)).toBe(15000.5);
+  it('keeps KWD 10.125 with its three digits', () => {
+    expect(money('10.125', 'KWD')).toEqual({
+      amount: '10.125',
+      currency: 'KWD',
+      minorUnits: 3,
+      amountMinor: '10125',
+    });
+  });
+
+  it('keeps 0.1 + 0.2-style values exactly as sent', () => {
+    expect(money('0.30000000000000004', 'NGN')).toMatchObject({
+      amount: '0.30000000000000004',
+      amountMinor: '30',
+    });
+    expect(money('0.3', 'NGN')).toMatchObject({ amount: '0.30', amountMinor: '30' });
+  });
+
+  it('keeps amounts beyond 2^53 exact', () => {
+    expect(money('12345678901234567.89', 'NGN')).toMatchObject({
+      amount: '12345678901234567.89',
+      amountMinor: '1234567890123456789',
+    });
+  });
+
+  it('keeps extra digits in amount and rounds amountMinor half away from zero', () => {
+    expect(money('1500.505', 'NGN')).toMatchObject({ amount: '1500.505', amountMinor: '150051' });
+    expect(money('1500.504', 'NGN')).toMatchObject({ amount: '1500.504', amountMinor: '150050' });
+    expect(money('1.005', 'NGN')).toMatchObject({ amount: '1.005', amountMinor: '101' });
+    expect(money('1500.5', 'JPY')).toMatchObject({ amount: '1500.5', amountMinor: '1501' });
   });
 
   it('rounds negative amounts half away from zero', () => {
-    expect(toCents(-1.005)).toBe(-1.01);
-    expect(toCents(-2.675)).toBe(-2.68);
-    expect(toCents(-19.99)).toBe(-19.99);
+    expect(money('-1500.505', 'NGN')).toMatchObject({
+      amount: '-1500.505',
+      amountMinor: '-150051',
+    });
+    expect(money('-1.5', 'NGN')).toMatchObject({ amount: '-1.50', amountMinor: '-150' });
+    expect(money('-2.5', 'JPY')).toMatchObject({ amount: '-2.5', amountMinor: '-3' });
   });
 
-  it('keeps a huge amount finite and unchanged (it has no cents to round)', () => {
-    const value = toCents(1e21);
-    expect(Number.isFinite(value)).toBe(true);
-    expect(value).toBe(1e21);
+  it('writes zero without a sign', () => {
+    expect(money('-0', 'NGN')).toMatchObject({ amount: '0.00', amountMinor: '0' });
+    expect(money('-0.004', 'NGN')).toMatchObject({ amount: '-0.004', amountMinor: '0' });
   });
 
-  it('keeps zero', () => {
-    expect(toCents(0)).toBe(0);
+  it('drops trailing zeros beyond the minor digits only', () => {
+    expect(money('1500.500', 'NGN').amount).toBe('1500.50');
+    expect(money('10.1250', 'KWD').amount).toBe('10.125');
+    expect(money('007.5', 'NGN').amount).toBe('7.50');
   });
 
-  it('keeps amounts that already are whole cents', () => {
-    expect(toCents(19.99)).toBe(19.99);
-    expect(toCents(100)).toBe(100);
-    expect(toCents(0.01)).toBe(0.01);
+  it('states an unknown currency with 2 minor digits', () => {
+    expect(money('7.5', 'XYZ')).toEqual({
+      amount: '7.50',
+      currency: 'XYZ',
+      minorUnits: 2,
+      amountMinor: '750',
+    });
+  });
+});
+
+describe('toRoundedNumber (the Float fields)', () => {
+  it('rounds 1.005 up on its decimal digits (Math.round would give 1)', () => {
+    expect(rounded('1.005', 'NGN')).toBe(1.01);
   });
 
-  it('rounds down below half a cent', () => {
-    expect(toCents(225.014)).toBe(225.01);
-    expect(toCents(1.0049999)).toBe(1);
+  it('rounds 2.675 to 2.68 (toFixed would give 2.67)', () => {
+    expect(rounded('2.675', 'NGN')).toBe(2.68);
   });
 
-  it('rounds half a cent up', () => {
-    expect(toCents(0.005)).toBe(0.01);
-    expect(toCents(0.015)).toBe(0.02);
+  it('turns 0.30000000000000004 into 0.3', () => {
+    expect(rounded(String(0.1 + 0.2), 'NGN')).toBe(0.3);
   });
 
-  it('rounds a tiny amount in exponent notation to zero', () => {
-    expect(toCents(1e-7)).toBe(0);
+  it('never rounds to a coarser unit than the currency has', () => {
+    expect(rounded('10.125', 'KWD')).toBe(10.125);
+    expect(rounded('10.1255', 'KWD')).toBe(10.126);
+    expect(rounded('1500.5', 'JPY')).toBe(1501);
+    expect(rounded('15000.5', 'NGN')).toBe(15000.5);
+  });
+
+  it('rounds negative amounts half away from zero', () => {
+    expect(rounded('-1.005', 'NGN')).toBe(-1.01);
+    expect(rounded('-2.675', 'NGN')).toBe(-2.68);
+    expect(rounded('-19.99', 'NGN')).toBe(-19.99);
+  });
+
+  it('keeps a huge amount finite and unchanged', () => {
+    expect(rounded('1e21', 'NGN')).toBe(1e21);
+  });
+
+  it('gives 0, not -0, for amounts that round to nothing', () => {
+    expect(Object.is(rounded('-0.001', 'NGN'), 0)).toBe(true);
+    expect(rounded('1e-7', 'NGN')).toBe(0);
+  });
+
+  it('rounds below half a minor unit down and half up', () => {
+    expect(rounded('225.014', 'NGN')).toBe(225.01);
+    expect(rounded('1.0049999', 'NGN')).toBe(1);
+    expect(rounded('0.005', 'NGN')).toBe(0.01);
+    expect(rounded('0.015', 'NGN')).toBe(0.02);
+  });
+});
+
+describe('parseDecimal', () => {
+  it('reads plain, signed, padded and exponent forms exactly', () => {
+    expect(parseDecimal('1500.50')).toEqual({ unscaled: 150050n, scale: 2 });
+    expect(parseDecimal(' -3 ')).toEqual({ unscaled: -3n, scale: 0 });
+    expect(parseDecimal('1.5E3')).toEqual({ unscaled: 1500n, scale: 0 });
+    expect(parseDecimal('25e-3')).toEqual({ unscaled: 25n, scale: 3 });
+    expect(parseDecimal('1e+21')).toEqual({ unscaled: 10n ** 21n, scale: 0 });
+  });
+
+  it('refuses what is not a decimal number', () => {
+    for (const text of ['', 'lots', '1,5', '.5', '5.', '--1', '+1', '1e', '0x10', 'NaN']) {
+      expect(parseDecimal(text), JSON.stringify(text)).toBeUndefined();
+    }
+  });
+
+  it('refuses amounts a double cannot hold and exponents without bound', () => {
+    expect(parseDecimal('9'.repeat(400))).toBeUndefined();
+    expect(parseDecimal('1e400')).toBeUndefined();
+    expect(parseDecimal('1e-99999999')).toBeUndefined();
+  });
+});
+
+describe('formatDecimal and roundToPlaces', () => {
+  it('pads and trims to the digits asked', () => {
+    expect(formatDecimal({ unscaled: 5n, scale: 3 }, 2)).toBe('0.005');
+    expect(formatDecimal({ unscaled: 500n, scale: 3 }, 2)).toBe('0.50');
+    expect(formatDecimal({ unscaled: -5n, scale: 0 }, 2)).toBe('-5.00');
+  });
+
+  it('rounds half away from zero on either side of zero', () => {
+    expect(roundToPlaces({ unscaled: 125n, scale: 2 }, 1)).toBe(13n);
+    expect(roundToPlaces({ unscaled: -125n, scale: 2 }, 1)).toBe(-13n);
+    expect(roundToPlaces({ unscaled: 124n, scale: 2 }, 1)).toBe(12n);
+    expect(roundToPlaces({ unscaled: 12n, scale: 0 }, 2)).toBe(1200n);
   });
 });

@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import {
-  describeIssue,
-  kycResponseShape,
-  transactionResponseShape,
-} from '../../src/upstream/shapes.ts';
+import { describeIssue, moneySourceReviver, upstreamShapes } from '../../src/upstream/shapes.ts';
+
+const { transactionResponse: transactionResponseShape, kycResponse: kycResponseShape } =
+  upstreamShapes('UTC');
 
 type Json = Record<string, unknown>;
 
@@ -89,41 +88,140 @@ function parseKyc(body: unknown) {
 }
 
 describe('transactionResponseShape', () => {
-  it('accepts a full valid record and keeps every field', () => {
+  it('accepts a full valid record and normalizes every field once', () => {
     expect(parseTransaction(transactionBody())).toEqual({
       event: 'PAYMENT_FAILED',
       data: {
+        status: 'FAILED',
+        rawStatus: 'FAILED',
+        succeeded: false,
         amount: 15000.5,
         appFee: 225.01,
         merchantFee: 0,
-        txIsSucces: false,
+        amountMoney: { amount: '15000.50', currency: 'NGN', minorUnits: 2, amountMinor: '1500050' },
+        appFeeMoney: { amount: '225.01', currency: 'NGN', minorUnits: 2, amountMinor: '22501' },
+        merchantFeeMoney: { amount: '0.00', currency: 'NGN', minorUnits: 2, amountMinor: '0' },
         currency: 'NGN',
         checkoutPoint: 'https://shop.example/checkout',
         paymentRef: 'PAY-123',
         merchantRef: 'M-456',
         paymentChannel: 'Card',
-        deviceFingerPrint: 'fp-789',
+        deviceFingerprint: 'fp-789',
         message: 'Insufficient funds',
-        txStatus: 'FAILED',
-        txTimestamp: 'Jan 5, 2024, 3:04:05 PM',
+        timestamp: '2024-01-05T15:04:05.000Z',
         customer: {
-          fullname: 'Ada Obi',
+          fullName: 'Ada Obi',
           email: 'ada@example.com',
           phone: '2348012345678',
-          joinedAt: 'Dec 1, 2023, 9:00:00 AM',
+          joinedAt: '2023-12-01T09:00:00.000Z',
         },
-        card: { first: '411111', last: '1111', expiry: '12/27', cardType: 'VISA' },
+        card: {
+          first6: '411111',
+          last4: '1111',
+          expiry: '12/27',
+          expiryMonth: 12,
+          expiryYear: 2027,
+          cardType: 'VISA',
+          masked: '411111******1111',
+        },
       },
     });
   });
 
-  it('accepts amounts as numeric strings and makes them numbers', () => {
+  it('makes a record that survives JSON unchanged (what Redis stores)', () => {
+    const output = parseTransaction(transactionBody({ txTimestamp: 'yesterday-ish' }));
+    expect(JSON.parse(JSON.stringify(output))).toEqual(output);
+  });
+
+  it('reads the times in the zone the shapes were built for', () => {
+    const { data } = upstreamShapes('Africa/Lagos').transactionResponse.parse(transactionBody());
+    expect(data.timestamp).toBe('2024-01-05T14:04:05.000Z');
+    expect(data.customer?.joinedAt).toBe('2023-12-01T08:00:00.000Z');
+    expect(upstreamShapes('Africa/Lagos')).toBe(upstreamShapes('Africa/Lagos'));
+  });
+
+  it('marks an unreadable time instead of rejecting the record', () => {
+    const { data } = parseTransaction(
+      transactionBody({
+        txTimestamp: 'yesterday-ish',
+        customer: { fullname: 'Ada', joinedAt: 'Feb 30, 2024, 1:00:00 PM' },
+      }),
+    );
+    expect(data.timestamp).toEqual({ unreadable: true });
+    expect(data.customer?.joinedAt).toEqual({ unreadable: true });
+    expect(data.status).toBe('FAILED');
+  });
+
+  it('maps the status and keeps the raw value, whatever it is', () => {
+    expect(parseTransaction(transactionBody({ txStatus: ' succeeded ' })).data).toMatchObject({
+      status: 'SUCCESSFUL',
+      rawStatus: ' succeeded ',
+    });
+    expect(parseTransaction(transactionBody({ txStatus: 'REVERSED' })).data).toMatchObject({
+      status: 'UNKNOWN',
+      rawStatus: 'REVERSED',
+    });
+  });
+
+  it('accepts amounts as numeric strings, as the same exact decimals', () => {
     const { data } = parseTransaction(
       transactionBody({ amount: '15000.50', appFee: '225', merchantFee: ' -1.5 ' }),
     );
     expect(data.amount).toBe(15000.5);
     expect(data.appFee).toBe(225);
     expect(data.merchantFee).toBe(-1.5);
+    expect(data.amountMoney).toMatchObject({ amount: '15000.50', amountMinor: '1500050' });
+    expect(data.appFeeMoney).toMatchObject({ amount: '225.00', amountMinor: '22500' });
+    expect(data.merchantFeeMoney).toMatchObject({ amount: '-1.50', amountMinor: '-150' });
+  });
+
+  it('states amounts in the currency, trimmed and in capitals', () => {
+    const { data } = parseTransaction(
+      transactionBody({ currency: ' kwd ', amount: '10.125', appFee: 1, merchantFee: null }),
+    );
+    expect(data.currency).toBe('KWD');
+    expect(data.amount).toBe(10.125);
+    expect(data.amountMoney).toEqual({
+      amount: '10.125',
+      currency: 'KWD',
+      minorUnits: 3,
+      amountMinor: '10125',
+    });
+    expect(data.appFeeMoney).toMatchObject({ amount: '1.000', amountMinor: '1000' });
+    expect(data.merchantFeeMoney).toBeNull();
+  });
+
+  it('marks the amounts unreadable when there is no currency to state them in', () => {
+    const { data } = parseTransaction(transactionBody({ currency: '  ', merchantFee: null }));
+    expect(data.currency).toBeNull();
+    expect(data.amount).toBe(15000.5);
+    expect(data.amountMoney).toEqual({ unreadable: true });
+    expect(data.merchantFeeMoney).toBeNull();
+  });
+
+  it('reads amounts exactly from the JSON text through moneySourceReviver', () => {
+    const text =
+      '{"data":{"txStatus":"SUCCESSFUL","currency":"NGN","amount":12345678901234567.89,' +
+      '"appFee":0.30000000000000004,"merchantFee":1500.505,"customer":{"amount":1.10}}}';
+    const { data } = parseTransaction(JSON.parse(text, moneySourceReviver));
+    expect(data.amountMoney).toMatchObject({
+      amount: '12345678901234567.89',
+      amountMinor: '1234567890123456789',
+    });
+    expect(data.appFeeMoney).toMatchObject({
+      amount: '0.30000000000000004',
+      amountMinor: '30',
+    });
+    expect(data.appFee).toBe(0.3);
+    expect(data.merchantFeeMoney).toMatchObject({ amount: '1500.505', amountMinor: '150051' });
+    expect(data.merchantFee).toBe(1500.51);
+  });
+
+  it('accepts an amount in exponent notation, exactly', () => {
+    const text = '{"data":{"txStatus":"S","currency":"NGN","amount":1.5E3,"appFee":25e-3}}';
+    const { data } = parseTransaction(JSON.parse(text, moneySourceReviver));
+    expect(data.amountMoney).toMatchObject({ amount: '1500.00', amountMinor: '150000' });
+    expect(data.appFeeMoney).toMatchObject({ amount: '0.025', amountMinor: '3' });
   });
 
   it('rejects an amount that is not a number', () => {
@@ -142,6 +240,13 @@ describe('transactionResponseShape', () => {
     // 400 nines: matches the decimal pattern but Number() of it is Infinity.
     const result = transactionResponseShape.safeParse(transactionBody({ amount: '9'.repeat(400) }));
     expect(result.success).toBe(false);
+  });
+
+  it('refuses an exponent that would expand an amount without bound', () => {
+    const text = '{"data":{"txStatus":"S","currency":"NGN","amount":1e-99999999}}';
+    const result = transactionResponseShape.safeParse(JSON.parse(text, moneySourceReviver));
+    expect(result.success).toBe(false);
+    if (!result.success) expect(describeIssue(result.error)).toContain('data.amount');
   });
 
   it('rejects a record without txStatus', () => {
@@ -164,11 +269,13 @@ describe('transactionResponseShape', () => {
   it('accepts a minimal record and makes missing fields null', () => {
     const { event, data } = parseTransaction({ data: { txStatus: 'PENDING' } });
     expect(event).toBeNull();
-    expect(data.txStatus).toBe('PENDING');
+    expect(data.status).toBe('PENDING');
+    expect(data.rawStatus).toBe('PENDING');
     expect(data.amount).toBeNull();
-    expect(data.txIsSucces).toBeNull();
+    expect(data.amountMoney).toBeNull();
+    expect(data.succeeded).toBe(false);
     expect(data.currency).toBeNull();
-    expect(data.txTimestamp).toBeNull();
+    expect(data.timestamp).toBeNull();
     expect(data.customer).toBeNull();
     expect(data.card).toBeNull();
   });
@@ -203,8 +310,9 @@ describe('transactionResponseShape', () => {
   it('keeps at most six leading and four trailing card digits', () => {
     const pan = '4111111111111111';
     const output = parseTransaction(transactionBody({ card: { first: pan, last: pan } }));
-    expect(output.data.card?.first).toBe('411111');
-    expect(output.data.card?.last).toBe('1111');
+    expect(output.data.card?.first6).toBe('411111');
+    expect(output.data.card?.last4).toBe('1111');
+    expect(output.data.card?.masked).toBe('411111******1111');
     expect(JSON.stringify(output)).not.toContain(pan);
   });
 
@@ -212,8 +320,8 @@ describe('transactionResponseShape', () => {
     const output = parseTransaction(
       transactionBody({ card: { first: '5399 8312 3456 7890', last: 5399831234567890 } }),
     );
-    expect(output.data.card?.first).toBe('539983');
-    expect(output.data.card?.last).toBe('7890');
+    expect(output.data.card?.first6).toBe('539983');
+    expect(output.data.card?.last4).toBe('7890');
     const json = JSON.stringify(output);
     expect(json).not.toContain('5399831234567890');
     expect(json).not.toContain('5399 8312 3456 7890');
@@ -221,8 +329,9 @@ describe('transactionResponseShape', () => {
 
   it('makes card digits without any digit null', () => {
     const output = parseTransaction(transactionBody({ card: { first: '', last: '****' } }));
-    expect(output.data.card?.first).toBeNull();
-    expect(output.data.card?.last).toBeNull();
+    expect(output.data.card?.first6).toBeNull();
+    expect(output.data.card?.last4).toBeNull();
+    expect(output.data.card?.masked).toBeNull();
   });
 
   it('turns a phone sent as a JSON number into a string', () => {
@@ -232,9 +341,18 @@ describe('transactionResponseShape', () => {
     expect(output.data.customer?.phone).toBe('2348012345678');
   });
 
+  it('splits the card expiry into month and four-digit year, null when unreadable', () => {
+    const card = (expiry: unknown) =>
+      parseTransaction(transactionBody({ card: { first: '411111', last: '1111', expiry } })).data
+        .card;
+    expect(card('1/30')).toMatchObject({ expiry: '1/30', expiryMonth: 1, expiryYear: 2030 });
+    expect(card('13/30')).toMatchObject({ expiry: '13/30', expiryMonth: null, expiryYear: null });
+    expect(card(null)).toMatchObject({ expiry: null, expiryMonth: null, expiryYear: null });
+  });
+
   it('accepts txIsSucces as a "true" or "false" string', () => {
-    expect(parseTransaction(transactionBody({ txIsSucces: 'true' })).data.txIsSucces).toBe(true);
-    expect(parseTransaction(transactionBody({ txIsSucces: 'false' })).data.txIsSucces).toBe(false);
+    expect(parseTransaction(transactionBody({ txIsSucces: 'true' })).data.succeeded).toBe(true);
+    expect(parseTransaction(transactionBody({ txIsSucces: 'false' })).data.succeeded).toBe(false);
   });
 
   it('rejects txIsSucces as "yes"', () => {
@@ -244,34 +362,54 @@ describe('transactionResponseShape', () => {
 });
 
 describe('kycResponseShape', () => {
-  it('accepts a valid record', () => {
+  it('accepts a valid record and names its fields as the schema does', () => {
     expect(parseKyc(kycBody())).toEqual({
       message: 'KYC details retrieved',
       error: false,
       data: {
         userRef: 'user-1',
         name: 'Ada Obi',
-        status: true,
+        verified: true,
         level: 1,
         levels: [
           {
             level: 1,
-            levelName: 'Tier 1',
-            levelSlug: 'tier_1',
-            status: true,
-            kyc: [
+            name: 'Tier 1',
+            slug: 'tier_1',
+            verified: true,
+            checks: [
               {
                 name: 'gender',
-                status: true,
+                passed: true,
                 query: { gender: 'female' },
                 result: {},
-                createdAt: '05-01-2024 15:04:05',
-                updatedAt: '31-12-2024 23:59:59',
+                createdAt: '2024-01-05T15:04:05.000Z',
+                updatedAt: '2024-12-31T23:59:59.000Z',
               },
             ],
           },
         ],
       },
+    });
+  });
+
+  it('reads check times in the zone, and marks an unreadable one', () => {
+    const { data } = upstreamShapes('America/New_York').kycResponse.parse(
+      kycBody({
+        levels: [
+          {
+            level: 1,
+            levelSlug: 'tier_1',
+            kyc: [
+              { name: 'a', createdAt: '05-07-2024 15:04:05', updatedAt: '31-02-2024 10:00:00' },
+            ],
+          },
+        ],
+      }),
+    );
+    expect(data.levels[0]?.checks[0]).toMatchObject({
+      createdAt: '2024-07-05T19:04:05.000Z',
+      updatedAt: { unreadable: true },
     });
   });
 
@@ -340,7 +478,7 @@ describe('kycResponseShape', () => {
         ],
       }),
     );
-    const checks = output.data.levels[0]?.kyc ?? [];
+    const checks = output.data.levels[0]?.checks ?? [];
     expect(checks.map((c) => [c.query, c.result])).toEqual([
       [query, [1, 2, 3]],
       ['text', 42],
@@ -351,7 +489,7 @@ describe('kycResponseShape', () => {
 
   it('defaults missing level status and checks', () => {
     const output = parseKyc(kycBody({ levels: [{ level: 1, levelSlug: 'tier_1' }] }));
-    expect(output.data.levels[0]).toMatchObject({ status: false, kyc: [], levelName: null });
+    expect(output.data.levels[0]).toMatchObject({ verified: false, checks: [], name: null });
   });
 });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseUpstreamTime } from '../../src/model/time.ts';
+import { upstreamShapes } from '../../src/upstream/shapes.ts';
 
 describe('parseUpstreamTime: payment form', () => {
   it('reads the documented form in UTC', () => {
@@ -213,5 +214,49 @@ describe('parseUpstreamTime: ISO 8601 with offset', () => {
   it('refuses an impossible ISO date even with an offset', () => {
     expect(parseUpstreamTime('2024-13-05T15:04:05Z', 'payment', 'UTC')).toBeUndefined();
     expect(parseUpstreamTime('2023-02-29T15:04:05Z', 'kyc', 'UTC')).toBeUndefined();
+  });
+});
+
+describe('upstream times normalized once, when the record arrives', () => {
+  const payment = (zone: string, txTimestamp: unknown) =>
+    upstreamShapes(zone).transactionResponse.parse({ data: { txStatus: 'PENDING', txTimestamp } })
+      .data.timestamp;
+  const kyc = (zone: string, createdAt: unknown) =>
+    upstreamShapes(zone).kycResponse.parse({
+      data: { levels: [{ level: 1, levelSlug: 'tier_1', kyc: [{ name: 'x', createdAt }] }] },
+    }).data.levels[0]?.checks[0]?.createdAt;
+
+  it('stores the instant, read in the zone of the shapes', () => {
+    expect(payment('America/New_York', 'Jul 5, 2024, 3:04:05\u202fPM')).toBe(
+      '2024-07-05T19:04:05.000Z',
+    );
+    expect(kyc('Africa/Lagos', '05-01-2024 15:04:05')).toBe('2024-01-05T14:04:05.000Z');
+    expect(payment('Africa/Lagos', '2024-01-05T15:04:05Z')).toBe('2024-01-05T15:04:05.000Z');
+  });
+
+  it('keeps an absent time null', () => {
+    expect(payment('UTC', null)).toBeNull();
+    expect(payment('UTC', undefined)).toBeNull();
+    expect(kyc('UTC', undefined)).toBeNull();
+  });
+
+  it('marks a wall time that never happened or happened twice, never guessing', () => {
+    expect(payment('America/New_York', 'Mar 10, 2024, 2:30:00 AM')).toEqual({ unreadable: true });
+    expect(payment('America/New_York', 'Nov 3, 2024, 1:30:00 AM')).toEqual({ unreadable: true });
+    expect(kyc('America/New_York', '10-03-2024 02:30:00')).toEqual({ unreadable: true });
+    // The same wall time is one instant in UTC.
+    expect(payment('UTC', 'Mar 10, 2024, 2:30:00 AM')).toBe('2024-03-10T02:30:00.000Z');
+  });
+
+  it('marks text that is not a time of its form', () => {
+    expect(payment('UTC', '05-01-2024 15:04:05')).toEqual({ unreadable: true });
+    expect(kyc('UTC', 'Jan 5, 2024, 3:04:05 PM')).toEqual({ unreadable: true });
+  });
+
+  it('still rejects a time of the wrong JSON type, with the whole record', () => {
+    const result = upstreamShapes('UTC').transactionResponse.safeParse({
+      data: { txStatus: 'PENDING', txTimestamp: 1704467045 },
+    });
+    expect(result.success).toBe(false);
   });
 });

@@ -1,5 +1,6 @@
 import type { GraphQLResolveInfo, GraphQLScalarType, GraphQLScalarTypeConfig } from 'graphql';
 import type { UpstreamTransaction, UpstreamCustomer, UpstreamCard, UpstreamKycUser, UpstreamKycLevel, UpstreamKycCheck } from '../../upstream/shapes.ts';
+import type { Money as MoneyRecord } from '../../model/money.ts';
 import type { GraphQLContext } from '../../context.ts';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
@@ -16,6 +17,12 @@ export type Scalars = {
    * Upstream times carry no zone; the gateway reads them in `UPSTREAM_TIME_ZONE` (default UTC).
    */
   DateTime: { input: string; output: string; }
+  /**
+   * An exact decimal number, written as a JSON string so that no binary floating point rounds it,
+   * e.g. `"1500.50"`, `"10.125"`, `"-3"`. A minus sign, digits, and optionally a point followed by
+   * digits; never an exponent.
+   */
+  Decimal: { input: string; output: string; }
   /** Any JSON value (object, array, string, number, boolean or null), passed through as the upstream sent it. */
   JSON: { input: unknown; output: unknown; }
 };
@@ -152,6 +159,33 @@ export type KycUser = {
   verified: Scalars['Boolean']['output'];
 };
 
+/**
+ * An exact amount of money in one currency, as the payment service sent it. Use it, rather than
+ * the Float fields, wherever money is added, compared or stored.
+ */
+export type Money = {
+  __typename?: 'Money';
+  /**
+   * The exact decimal value the payment service sent (read from its JSON text, never through a
+   * binary float), written with at least the currency's minor digits: NGN `"1500.50"`, JPY
+   * `"1500"`, KWD `"10.125"`. Digits beyond the minor unit, when sent, are kept (NGN `"1500.505"`).
+   */
+  amount: Scalars['Decimal']['output'];
+  /**
+   * The amount as a whole number of minor units, written as a string so that no size limit
+   * applies: `"150050"` for NGN 1500.50. An amount with more digits than the currency has is
+   * rounded half away from zero here (NGN 1500.505 → `"150051"`); `amount` keeps the digits.
+   */
+  amountMinor: Scalars['String']['output'];
+  /** The currency code, the same as the transaction's `currency` (ISO 4217, in capitals). */
+  currency: Scalars['String']['output'];
+  /**
+   * Digits after the point in the currency's minor unit (its ISO 4217 exponent): 2 for NGN and
+   * USD, 0 for JPY, 3 for KWD and BHD; 2 for a code the gateway does not know.
+   */
+  minorUnits: Scalars['Int']['output'];
+};
+
 /** Actions that always go to the provider (never answered from a cache). */
 export type Mutation = {
   __typename?: 'Mutation';
@@ -260,15 +294,27 @@ export type SubscriptionTransactionStatusArgs = {
 /** A payment transaction as reported by the payment service. */
 export type Transaction = {
   __typename?: 'Transaction';
-  /** Amount of the transaction, in the currency's major unit, exact to the cent. */
+  /**
+   * Amount of the transaction in the currency's major unit, rounded half away from zero to the
+   * currency's minor unit (cents for NGN, whole yen for JPY, thousandths for KWD), as a binary
+   * float. For exact arithmetic use `amountMoney`.
+   */
   amount?: Maybe<Scalars['Float']['output']>;
-  /** Fee of the payment service, exact to the cent. */
+  /**
+   * Amount of the transaction, exact as the payment service sent it, with its currency and minor
+   * units. `null` when the payment service sent no amount; `null` with an error on this field when
+   * it sent an amount but no currency.
+   */
+  amountMoney?: Maybe<Money>;
+  /** Fee of the payment service, rounded like `amount`. Exact: `appFeeMoney`. */
   appFee?: Maybe<Scalars['Float']['output']>;
+  /** Fee of the payment service, exact (see `amountMoney`). */
+  appFeeMoney?: Maybe<Money>;
   /** The card used, for card payments, masked: never more than six leading and four trailing digits. */
   card?: Maybe<Card>;
   /** URL of the page at which checkout took place. */
   checkoutPoint?: Maybe<Scalars['String']['output']>;
-  /** Currency code (three letters, ISO 4217 style). */
+  /** Currency code (three letters, ISO 4217 style), in capitals. */
   currency: Scalars['String']['output'];
   /** The paying customer, when the payment service reports one. */
   customer?: Maybe<Customer>;
@@ -276,8 +322,10 @@ export type Transaction = {
   deviceFingerprint?: Maybe<Scalars['String']['output']>;
   /** The kind of event the record represents, verbatim (e.g. `PAYMENT_FAILED`). */
   event?: Maybe<Scalars['String']['output']>;
-  /** Fee charged to the merchant, exact to the cent. */
+  /** Fee charged to the merchant, rounded like `amount`. Exact: `merchantFeeMoney`. */
   merchantFee?: Maybe<Scalars['Float']['output']>;
+  /** Fee charged to the merchant, exact (see `amountMoney`). */
+  merchantFeeMoney?: Maybe<Money>;
   /** Reference assigned by the merchant. */
   merchantRef?: Maybe<Scalars['String']['output']>;
   /** Free-text message about the transaction. */
@@ -386,6 +434,7 @@ export type ResolversTypes = {
   Card: ResolverTypeWrapper<UpstreamCard>;
   Customer: ResolverTypeWrapper<UpstreamCustomer>;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
+  Decimal: ResolverTypeWrapper<Scalars['Decimal']['output']>;
   ErrorCode: ErrorCode;
   Float: ResolverTypeWrapper<Scalars['Float']['output']>;
   GatewayInfo: ResolverTypeWrapper<GatewayInfo>;
@@ -396,6 +445,7 @@ export type ResolversTypes = {
   KycLevel: ResolverTypeWrapper<UpstreamKycLevel>;
   KycSdkConfig: ResolverTypeWrapper<KycSdkConfig>;
   KycUser: ResolverTypeWrapper<UpstreamKycUser>;
+  Money: ResolverTypeWrapper<MoneyRecord>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
@@ -410,6 +460,7 @@ export type ResolversParentTypes = {
   Card: UpstreamCard;
   Customer: UpstreamCustomer;
   DateTime: Scalars['DateTime']['output'];
+  Decimal: Scalars['Decimal']['output'];
   Float: Scalars['Float']['output'];
   GatewayInfo: GatewayInfo;
   ID: Scalars['ID']['output'];
@@ -419,6 +470,7 @@ export type ResolversParentTypes = {
   KycLevel: UpstreamKycLevel;
   KycSdkConfig: KycSdkConfig;
   KycUser: UpstreamKycUser;
+  Money: MoneyRecord;
   Mutation: Record<PropertyKey, never>;
   Query: Record<PropertyKey, never>;
   String: Scalars['String']['output'];
@@ -445,6 +497,10 @@ export type CustomerResolvers<ContextType = GraphQLContext, ParentType extends R
 
 export interface DateTimeScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['DateTime'], any> {
   name: 'DateTime';
+}
+
+export interface DecimalScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['Decimal'], any> {
+  name: 'Decimal';
 }
 
 export type GatewayInfoResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['GatewayInfo'] = ResolversParentTypes['GatewayInfo']> = {
@@ -491,6 +547,13 @@ export type KycUserResolvers<ContextType = GraphQLContext, ParentType extends Re
   verified?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
 };
 
+export type MoneyResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Money'] = ResolversParentTypes['Money']> = {
+  amount?: Resolver<ResolversTypes['Decimal'], ParentType, ContextType>;
+  amountMinor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  currency?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  minorUnits?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
 export type MutationResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
   refreshKycUser?: Resolver<Maybe<ResolversTypes['KycUser']>, ParentType, ContextType, RequireFields<MutationRefreshKycUserArgs, 'userRef'>>;
   verifyTransaction?: Resolver<Maybe<ResolversTypes['Transaction']>, ParentType, ContextType, RequireFields<MutationVerifyTransactionArgs, 'txRef'>>;
@@ -510,7 +573,9 @@ export type SubscriptionResolvers<ContextType = GraphQLContext, ParentType exten
 
 export type TransactionResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Transaction'] = ResolversParentTypes['Transaction']> = {
   amount?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
+  amountMoney?: Resolver<Maybe<ResolversTypes['Money']>, ParentType, ContextType>;
   appFee?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
+  appFeeMoney?: Resolver<Maybe<ResolversTypes['Money']>, ParentType, ContextType>;
   card?: Resolver<Maybe<ResolversTypes['Card']>, ParentType, ContextType>;
   checkoutPoint?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   currency?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
@@ -518,6 +583,7 @@ export type TransactionResolvers<ContextType = GraphQLContext, ParentType extend
   deviceFingerprint?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   event?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   merchantFee?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
+  merchantFeeMoney?: Resolver<Maybe<ResolversTypes['Money']>, ParentType, ContextType>;
   merchantRef?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   message?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   paymentChannel?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
@@ -533,12 +599,14 @@ export type Resolvers<ContextType = GraphQLContext> = {
   Card?: CardResolvers<ContextType>;
   Customer?: CustomerResolvers<ContextType>;
   DateTime?: GraphQLScalarType;
+  Decimal?: GraphQLScalarType;
   GatewayInfo?: GatewayInfoResolvers<ContextType>;
   JSON?: GraphQLScalarType;
   KycCheck?: KycCheckResolvers<ContextType>;
   KycLevel?: KycLevelResolvers<ContextType>;
   KycSdkConfig?: KycSdkConfigResolvers<ContextType>;
   KycUser?: KycUserResolvers<ContextType>;
+  Money?: MoneyResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
   Subscription?: SubscriptionResolvers<ContextType>;

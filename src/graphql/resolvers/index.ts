@@ -1,6 +1,10 @@
-/** All resolvers: one file per root field, one per object type. */
+/**
+ * All resolvers: one file per root field, one per object type that needs more than graphql's
+ * default resolvers (records are normalized to the schema's field names when they arrive).
+ */
 import type { Resolvers } from '../generated/resolvers-types.ts';
 import { DateTime } from '../scalars/DateTime.ts';
+import { DecimalScalar } from '../scalars/Decimal.ts';
 import { JSONScalar } from '../scalars/JSON.ts';
 import { refreshKycUser } from './Mutation/refreshKycUser.ts';
 import { verifyTransaction } from './Mutation/verifyTransaction.ts';
@@ -10,23 +14,20 @@ import { kycUser } from './Query/kycUser.ts';
 import { transaction } from './Query/transaction.ts';
 import { transactions } from './Query/transactions.ts';
 import { transactionStatus } from './Subscription/transactionStatus.ts';
-import { Card } from './types/Card.ts';
 import { Customer } from './types/Customer.ts';
 import { KycCheck } from './types/KycCheck.ts';
-import { KycLevel } from './types/KycLevel.ts';
 import { KycUser } from './types/KycUser.ts';
 import { Transaction } from './types/Transaction.ts';
 
 export const resolvers: Resolvers = {
   DateTime,
+  Decimal: DecimalScalar,
   JSON: JSONScalar,
   Query: { gatewayInfo, transaction, transactions, kycUser, kycSdkConfig },
   Mutation: { verifyTransaction, refreshKycUser },
   Subscription: { transactionStatus },
   Transaction,
   Customer,
-  Card,
   KycUser,
-  KycLevel,
   KycCheck,
 };

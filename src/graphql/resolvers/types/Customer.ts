@@ -1,8 +1,7 @@
 import type { CustomerResolvers } from '../../generated/resolvers-types.ts';
-import { readTime } from '../times.ts';
+import { readable } from '../unreadable.ts';
 
 export const Customer: CustomerResolvers = {
-  fullName: (customer) => customer.fullname,
-  joinedAt: (customer, _, ctx) =>
-    readTime('payment', 'data.customer.joinedAt', customer.joinedAt, ctx.settings.upstreamTimeZone),
+  joinedAt: (customer) =>
+    readable(customer.joinedAt, 'payment', 'data.customer.joinedAt is not a readable time'),
 };

@@ -1,10 +1,7 @@
 import type { KycCheckResolvers } from '../../generated/resolvers-types.ts';
-import { readTime } from '../times.ts';
+import { readable } from '../unreadable.ts';
 
 export const KycCheck: KycCheckResolvers = {
-  passed: (check) => check.status,
-  createdAt: (check, _, ctx) =>
-    readTime('kyc', 'createdAt', check.createdAt, ctx.settings.upstreamTimeZone),
-  updatedAt: (check, _, ctx) =>
-    readTime('kyc', 'updatedAt', check.updatedAt, ctx.settings.upstreamTimeZone),
+  createdAt: (check) => readable(check.createdAt, 'kyc', 'createdAt is not a readable time'),
+  updatedAt: (check) => readable(check.updatedAt, 'kyc', 'updatedAt is not a readable time'),
 };

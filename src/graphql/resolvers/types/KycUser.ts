@@ -1,8 +1,6 @@
 import type { KycUserResolvers } from '../../generated/resolvers-types.ts';
 
 export const KycUser: KycUserResolvers = {
-  // The reference asked by, when the upstream leaves it out of the record.
-  userRef: (user) => user.userRef ?? user.requestedUserRef,
-  verified: (user) => user.status,
+  // Found, not stored: a copy in the record would double the level's bytes in the cache.
   currentLevel: (user) => user.levels.find((level) => level.level === user.level) ?? null,
 };

@@ -1,26 +1,17 @@
 import { UpstreamBadResponseError } from '../../../errors.ts';
-import { toCents } from '../../../model/money.ts';
-import { normalizeStatus } from '../../../model/status.ts';
 import type { TransactionResolvers } from '../../generated/resolvers-types.ts';
-import { readTime } from '../times.ts';
+import { readable } from '../unreadable.ts';
 
-const cents = (value: number | null): number | null => (value === null ? null : toCents(value));
+const NO_CURRENCY = 'data.currency is missing';
 
+/** The record was normalized when it arrived: the other fields are its properties as they are. */
 export const Transaction: TransactionResolvers = {
-  status: (tx) => normalizeStatus(tx.txStatus),
-  rawStatus: (tx) => tx.txStatus,
-  // Missing means "not reported as successful": with money, the safe reading.
-  succeeded: (tx) => tx.txIsSucces === true,
-  amount: (tx) => cents(tx.amount),
-  appFee: (tx) => cents(tx.appFee),
-  merchantFee: (tx) => cents(tx.merchantFee),
   currency: (tx) => {
-    if (tx.currency === null || tx.currency.trim() === '') {
-      throw new UpstreamBadResponseError('payment', 'data.currency is missing');
-    }
-    return tx.currency.trim().toUpperCase();
+    if (tx.currency === null) throw new UpstreamBadResponseError('payment', NO_CURRENCY);
+    return tx.currency;
   },
-  deviceFingerprint: (tx) => tx.deviceFingerPrint,
-  timestamp: (tx, _, ctx) =>
-    readTime('payment', 'data.txTimestamp', tx.txTimestamp, ctx.settings.upstreamTimeZone),
+  amountMoney: (tx) => readable(tx.amountMoney, 'payment', NO_CURRENCY),
+  appFeeMoney: (tx) => readable(tx.appFeeMoney, 'payment', NO_CURRENCY),
+  merchantFeeMoney: (tx) => readable(tx.merchantFeeMoney, 'payment', NO_CURRENCY),
+  timestamp: (tx) => readable(tx.timestamp, 'payment', 'data.txTimestamp is not a readable time'),
 };
