@@ -110,3 +110,29 @@ it('applies the same limits, with the contract codes', async () => {
   const shown = JSON.stringify(results.length > 0 ? results : error);
   expect(shown).toContain('GRAPHQL_VALIDATION_FAILED');
 });
+
+it('closes 50 connections that never present a token within the init timeout, and one over the size limit', async () => {
+  const url = `${gateway.url.replace('http', 'ws')}/graphql`;
+  const started = Date.now();
+  const codes = await Promise.all(
+    Array.from(
+      { length: 50 },
+      () =>
+        new Promise<number>((resolve) => {
+          const socket = new WebSocket(url, 'graphql-transport-ws');
+          socket.on('close', (code) => resolve(code));
+          socket.on('error', () => {});
+        }),
+    ),
+  );
+  expect(new Set(codes)).toEqual(new Set([4408]));
+  expect(Date.now() - started).toBeLessThan(10_000);
+
+  const big = await new Promise<number>((resolve) => {
+    const socket = new WebSocket(url, 'graphql-transport-ws');
+    socket.on('open', () => socket.send('x'.repeat(2 * 1024 * 1024)));
+    socket.on('close', (code) => resolve(code));
+    socket.on('error', () => {});
+  });
+  expect(big).toBe(1009);
+});
