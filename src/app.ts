@@ -35,6 +35,7 @@ import { type ThrottledWarn, throttledWarn } from './observability/throttled-log
 import { RedisConnection } from './redis/connection.ts';
 import { PAYMENT_DEMO_REFERENCES, PENDING_PREFIX } from './sandbox/data.ts';
 import { createGateway, type Gateway } from './server.ts';
+import { CallerShare } from './upstream/caller-share.ts';
 import type { UpstreamObserver } from './upstream/http.ts';
 import { KycClient } from './upstream/kyc.ts';
 import { PaymentClient } from './upstream/payment.ts';
@@ -223,6 +224,7 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
     corsOrigins: config.corsOrigins,
     fastPath: config.fastPath,
     rateLimiter,
+    callerShare: new CallerShare(config.callerShare.maxConcurrent, config.callerShare.maxQueued),
     live,
     sources,
     authenticate,
@@ -244,6 +246,7 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
         businessSlug: inputs.kyc.businessSlug,
       },
       maxBatchSize: config.maxBatchSize,
+      maxRecordsPerRequest: config.maxRecordsPerRequest,
       sandbox: config.sandbox,
       version: VERSION,
       live: config.live,

@@ -52,6 +52,8 @@ export interface CacheConfig {
   ttlPendingSeconds: number;
   /** Seconds KYC details are kept. */
   ttlKycSeconds: number;
+  /** Seconds an unknown reference or user is remembered (0: not at all). */
+  ttlNotFoundSeconds: number;
   /** Most entries the in-process store holds (least recently used go first). */
   maxEntries: number;
   /**
@@ -179,6 +181,10 @@ export interface GatewayConfig {
   kycPage: boolean;
   /** Most entries in `transactions(txRefs:)`. */
   maxBatchSize: number;
+  /** Most distinct upstream records one request may read. */
+  maxRecordsPerRequest: number;
+  /** One caller's upstream calls in flight in this process, and waiting for a slot. */
+  callerShare: { maxConcurrent: number; maxQueued: number };
   log: LogConfig;
   /** How long requests in flight may take to finish on SIGTERM/SIGINT (ms). */
   shutdownGraceMs: number;
@@ -188,7 +194,14 @@ export interface GatewayConfig {
    * Live status polling (contract §10), in ms. `heartbeatMs`: how often the poller of a txRef
    * says it is alive (and renews its Redis lock); a poller silent for 3 beats is replaced.
    */
-  live: { pollMs: number; maxPollMs: number; maxWatchMs: number; heartbeatMs: number };
+  live: {
+    pollMs: number;
+    maxPollMs: number;
+    maxWatchMs: number;
+    heartbeatMs: number;
+    /** Live subscriptions one caller may hold at once (in this process). */
+    maxPerCaller: number;
+  };
 }
 
 type Env = Record<string, string | undefined>;
@@ -543,6 +556,7 @@ export function loadConfig(env: Env): GatewayConfig {
       ttlFinalSeconds: integer(env, 'CACHE_TTL_FINAL_SECONDS', 86_400, 0, 31_536_000),
       ttlPendingSeconds: integer(env, 'CACHE_TTL_PENDING_SECONDS', 5, 0, 3600),
       ttlKycSeconds: integer(env, 'CACHE_TTL_KYC_SECONDS', 60, 0, 86_400),
+      ttlNotFoundSeconds: integer(env, 'CACHE_TTL_NOT_FOUND_SECONDS', 5, 0, 3600),
       maxEntries: integer(env, 'CACHE_MAX_ENTRIES', 10_000, 1, 10_000_000),
       staleSeconds: integer(env, 'CACHE_STALE_SECONDS', 604_800, 0, 31_536_000),
       // --- Redis (issue 5) ---
@@ -590,11 +604,17 @@ export function loadConfig(env: Env): GatewayConfig {
     fastPath: boolean(env, 'FAST_PATH', true),
     kycPage: boolean(env, 'KYC_PAGE', sandbox),
     maxBatchSize: integer(env, 'MAX_BATCH_SIZE', 100, 1, 100),
+    maxRecordsPerRequest: integer(env, 'MAX_RECORDS_PER_REQUEST', 100, 1, 10_000),
+    callerShare: {
+      maxConcurrent: integer(env, 'UPSTREAM_MAX_CONCURRENT_PER_CALLER', 16, 1, 100_000),
+      maxQueued: integer(env, 'UPSTREAM_MAX_QUEUED_PER_CALLER', 1000, 0, 1_000_000),
+    },
     live: {
       pollMs: integer(env, 'LIVE_POLL_MS', 1000, 100, 2000),
       maxPollMs: integer(env, 'LIVE_MAX_POLL_MS', 30_000, 100, 300_000),
       maxWatchMs: integer(env, 'LIVE_MAX_WATCH_SECONDS', 900, 1, 86_400) * 1000,
       heartbeatMs: integer(env, 'LIVE_HEARTBEAT_MS', 1000, 50, 60_000),
+      maxPerCaller: integer(env, 'LIVE_MAX_PER_CALLER', 10, 1, 100_000),
     },
   };
 }

@@ -16,6 +16,8 @@ export interface ResolverSettings {
   upstreamTimeZone: string;
   sdk: KycSdkSettings;
   maxBatchSize: number;
+  /** Most distinct upstream records one request may read. */
+  maxRecordsPerRequest: number;
   sandbox: boolean;
   version: string;
   /** Live status: poll interval during the first minute, its ceiling after, the watch limit. */
@@ -24,6 +26,8 @@ export interface ResolverSettings {
 
 export interface GraphQLContext {
   viewer: Viewer;
+  /** The caller's identity for per-caller limits: `sub:<subject>`, or `ip:<address>`. */
+  caller: string;
   loaders: Loaders;
   /** The process-wide sources, for reads that bypass per-request batching (subscriptions). */
   sources: RecordSources;

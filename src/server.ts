@@ -41,6 +41,7 @@ import { createLoaders, type StaleRecord } from './loaders/index.ts';
 import type { Logger } from './observability/logger.ts';
 import type { GatewayMetrics } from './observability/metrics.ts';
 import { type RequestRecord, recordCodes, useRequestRecord } from './observability/plugin.ts';
+import type { CallerShare } from './upstream/caller-share.ts';
 import type { KycPageHandler } from './web/kycPage.ts';
 
 const SCHEMA_DIR = new URL('../schema/', import.meta.url);
@@ -120,6 +121,8 @@ export interface GatewayDeps {
   /** Origins allowed by CORS; empty: no CORS at all. */
   corsOrigins: string[];
   rateLimiter: RateLimiter;
+  /** Each caller's share of upstream concurrency; absent, no per-caller bound. */
+  callerShare?: CallerShare;
   /** The JSON transport for JSON POSTs (default on); off, every request goes through Yoga's handler. */
   fastPath?: boolean;
   /** Live transaction status (`transactionStatus`). */
@@ -216,9 +219,15 @@ export function createGateway(deps: GatewayDeps): Gateway {
   /** The context of one request, built by the pipeline whichever transport serves it. */
   const buildContext = (server: NodeServerContext, signal: () => AbortSignal): GraphQLContext => {
     const stale: StaleRecord[] = [];
+    const { caller } = server;
+    const share = deps.callerShare;
     return {
       viewer: server.viewer,
-      loaders: createLoaders(deps.sources, stale),
+      caller,
+      loaders: createLoaders(deps.sources, stale, {
+        maxRecords: deps.settings.maxRecordsPerRequest,
+        ...(share && { gate: (upstream, work) => share.run(caller, upstream, work) }),
+      }),
       sources: deps.sources,
       settings: deps.settings,
       live: deps.live,

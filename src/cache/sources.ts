@@ -7,10 +7,14 @@
  * Stale on error: a transaction with a final status is kept `staleSeconds` past its TTL, and
  * served (reported through `onStale`) only when the payment service is down. Nothing else is
  * served stale, and fresh reads (mutations, live polls) never are.
+ *
+ * Unknown records (404 or a not-found envelope) are remembered for `ttlNotFoundSeconds`, so that
+ * asking for them again and again does not reach the upstream each time; a fresh read still
+ * does, and overwrites the memory. Errors are never remembered.
  */
 import { createHash } from 'node:crypto';
 import type { CacheConfig } from '../config.ts';
-import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.ts';
+import { type UpstreamName, UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.ts';
 import { isFinalStatus } from '../model/status.ts';
 import type { KycClient } from '../upstream/kyc.ts';
 import type { PaymentClient } from '../upstream/payment.ts';
@@ -23,6 +27,8 @@ export interface ReadOptions {
   fresh?: boolean;
   /** Told when the record served is a stale copy, with its age. */
   onStale?: (ageSeconds: number) => void;
+  /** Runs the upstream call of a miss (the caller's share of upstream concurrency). */
+  gate?: <T>(upstream: UpstreamName, work: () => Promise<T>) => Promise<T>;
 }
 
 export interface RecordSources {
@@ -73,6 +79,7 @@ function isOutage(error: unknown): boolean {
 
 interface Kind<T> {
   name: string;
+  upstream: UpstreamName;
   fetch: (id: string) => Promise<T | null>;
   /** Fresh seconds and extra seconds kept for stale serving. */
   ttl: (record: T) => { ttl: number; keep: number };
@@ -91,6 +98,7 @@ export function createSources(deps: SourceDeps): RecordSources {
 
   const transactionKind: Kind<UpstreamTransaction> = {
     name: 'transaction',
+    upstream: 'payment',
     fetch: (txRef) => deps.payment.getTransaction(txRef),
     ttl: (record) =>
       isFinalStatus(record.status)
@@ -99,16 +107,25 @@ export function createSources(deps: SourceDeps): RecordSources {
   };
   const kycKind: Kind<UpstreamKycUser> = {
     name: 'kyc',
+    upstream: 'kyc',
     fetch: (userRef) => deps.kyc.getUser(userRef),
     ttl: () => ({ ttl: policy.ttlKycSeconds, keep: 0 }),
   };
 
-  async function fetchAndStore<T>(kind: Kind<T>, key: string, id: string): Promise<T | null> {
-    const record = await kind.fetch(id);
-    // Unknown records are not cached: a reference may become known a moment later.
+  async function fetchAndStore<T>(
+    kind: Kind<T>,
+    key: string,
+    id: string,
+    options: ReadOptions,
+  ): Promise<T | null> {
+    const fetch = () => kind.fetch(id);
+    const record = await (options.gate ? options.gate(kind.upstream, fetch) : fetch());
     if (record !== null) {
       const { ttl, keep } = kind.ttl(record);
       await cache.set(kind.name, key, record, ttl, keep);
+    } else {
+      // Briefly: a reference may become known a moment later.
+      await cache.set(kind.name, key, null, policy.ttlNotFoundSeconds);
     }
     return record;
   }
@@ -118,38 +135,41 @@ export function createSources(deps: SourceDeps): RecordSources {
     kind: Kind<T>,
     key: string,
     id: string,
-    expired: CachedEntry<T> | undefined,
+    expired: CachedEntry<T | null> | undefined,
+    options: ReadOptions,
   ): Promise<Outcome<T>> {
     // Another request may have filled the cache between our miss and taking the flight.
-    const again = await cache.get<T>(kind.name, key);
+    const again = await cache.get<T | null>(kind.name, key);
     if (again && again.freshUntil > Date.now()) return { record: again.value };
     const kept = again ?? expired;
     try {
-      const work = () => fetchAndStore(kind, key, id);
+      const work = () => fetchAndStore(kind, key, id, options);
       if (!deps.flightLock) return { record: await work() };
       // What another replica stored while this one waited (only fresh entries count).
       const stored = async () => {
-        const entry = await cache.get<T>(kind.name, key);
+        const entry = await cache.get<T | null>(kind.name, key);
         return entry && entry.freshUntil > Date.now() ? entry.value : undefined;
       };
       return { record: await deps.flightLock.run(key, work, stored) };
     } catch (error) {
       // Only records stored with a keep window (final transactions) outlive their TTL.
-      if (kept && isOutage(error)) return { record: kept.value, staleSince: kept.storedAt };
+      if (kept?.value && isOutage(error)) {
+        return { record: kept.value, staleSince: kept.storedAt };
+      }
       throw error;
     }
   }
 
   async function read<T>(kind: Kind<T>, key: string, id: string, options: ReadOptions) {
     if (options.fresh) {
-      return flights.run(`fresh:${key}`, () => fetchAndStore(kind, key, id));
+      return flights.run(`fresh:${key}`, () => fetchAndStore(kind, key, id, options));
     }
-    const cached = await cache.get<T>(kind.name, key);
+    const cached = await cache.get<T | null>(kind.name, key);
     if (cached && cached.freshUntil > Date.now()) {
       cache.report(kind.name, 'hit');
       return cached.value;
     }
-    const outcome = await flights.run(key, () => load(kind, key, id, cached));
+    const outcome = await flights.run(key, () => load(kind, key, id, cached, options));
     if (outcome.staleSince !== undefined) {
       cache.report(kind.name, 'stale');
       options.onStale?.(Math.max(0, Math.round((Date.now() - outcome.staleSince) / 1000)));

@@ -31,6 +31,8 @@ export interface LiveSettings {
   maxPollMs: number;
   maxWatchMs: number;
   heartbeatMs: number;
+  /** Watches one caller may hold at once (in this process). */
+  maxPerCaller: number;
 }
 
 /** Counts for metrics: no txRef or record ever passes here. */
@@ -54,9 +56,10 @@ export interface LiveStatusHub {
   /**
    * The transaction's record at once, then each record whose status differs from the last one
    * given; ends after a final status, or when `signal` aborts. Throws `BAD_USER_INPUT` for an
-   * unknown reference and `UPSTREAM_TIMEOUT` past the watch time.
+   * unknown reference, `UPSTREAM_TIMEOUT` past the watch time, and `RATE_LIMITED` when `caller`
+   * already holds its most watches.
    */
-  watch(txRef: string, signal: AbortSignal): AsyncGenerator<UpstreamTransaction>;
+  watch(txRef: string, signal: AbortSignal, caller: string): AsyncGenerator<UpstreamTransaction>;
   /** Stops every poller and ends every watch (graceful shutdown). */
   close(): Promise<void>;
 }
@@ -106,6 +109,8 @@ export abstract class LiveHubBase implements LiveStatusHub {
   protected readonly deps: LiveDeps;
   protected closed = false;
   readonly #inboxes = new Set<Inbox>();
+  /** Watches open per caller (entries leave at zero). */
+  readonly #perCaller = new Map<string, number>();
 
   constructor(deps: LiveDeps) {
     this.deps = deps;
@@ -117,8 +122,30 @@ export abstract class LiveHubBase implements LiveStatusHub {
    */
   protected abstract join(txRef: string, listener: LiveListener): Promise<() => void>;
 
-  async *watch(txRef: string, signal: AbortSignal): AsyncGenerator<UpstreamTransaction> {
+  async *watch(
+    txRef: string,
+    signal: AbortSignal,
+    caller: string,
+  ): AsyncGenerator<UpstreamTransaction> {
     if (this.closed) throw new GatewayError('UPSTREAM_UNAVAILABLE', SHUTTING_DOWN);
+    const held = this.#perCaller.get(caller) ?? 0;
+    if (held >= this.deps.settings.maxPerCaller) {
+      throw new GatewayError(
+        'RATE_LIMITED',
+        `This caller already follows ${held} transactions; end one before starting another.`,
+      );
+    }
+    this.#perCaller.set(caller, held + 1);
+    try {
+      yield* this.#follow(txRef, signal);
+    } finally {
+      const left = (this.#perCaller.get(caller) ?? 1) - 1;
+      if (left > 0) this.#perCaller.set(caller, left);
+      else this.#perCaller.delete(caller);
+    }
+  }
+
+  async *#follow(txRef: string, signal: AbortSignal): AsyncGenerator<UpstreamTransaction> {
     const { sources, settings, observer } = this.deps;
     const deadline = Date.now() + settings.maxWatchMs;
     let record = await sources.transaction(txRef);

@@ -3,9 +3,15 @@
  * each distinct record costs at most one read per request, results come back in key order.
  * The REST interfaces have no batch call, so a batch is a set of parallel reads; a failure is
  * returned at its own position only.
+ *
+ * One request reads at most `maxRecords` distinct records (transactions and KYC users together,
+ * fresh or not), whatever its aliases: past that, each further record fails at its own position
+ * with BAD_USER_INPUT and costs no upstream call. Misses run within the caller's share of
+ * upstream concurrency (`gate`).
  */
 import DataLoader from 'dataloader';
-import type { RecordSources } from '../cache/sources.ts';
+import type { ReadOptions, RecordSources } from '../cache/sources.ts';
+import { BadUserInputError } from '../errors.ts';
 import type { UpstreamKycUser, UpstreamTransaction } from '../upstream/shapes.ts';
 
 export interface Loaders {
@@ -17,9 +23,35 @@ export interface Loaders {
   freshKycUser: DataLoader<string, UpstreamKycUser | null>;
 }
 
-function loader<T>(read: (key: string) => Promise<T | null>): DataLoader<string, T | null> {
+/** What every loader of one request shares. */
+export interface RequestLimits {
+  /** Most distinct records the request may read. */
+  maxRecords: number;
+  /** Runs a miss's upstream call within the caller's share. */
+  gate?: ReadOptions['gate'];
+}
+
+function loader<T>(
+  kind: string,
+  seen: Set<string>,
+  maxRecords: number,
+  read: (key: string) => Promise<T | null>,
+): DataLoader<string, T | null> {
   return new DataLoader<string, T | null>((keys) =>
-    Promise.all(keys.map((key) => read(key).catch((error: unknown) => toError(error)))),
+    Promise.all(
+      keys.map((key) => {
+        const record = `${kind}:${key}`;
+        if (!seen.has(record)) {
+          if (seen.size >= maxRecords) {
+            return new BadUserInputError(
+              `This request reads more than ${maxRecords} distinct records.`,
+            );
+          }
+          seen.add(record);
+        }
+        return read(key).catch((error: unknown) => toError(error));
+      }),
+    ),
   );
 }
 
@@ -37,15 +69,27 @@ export interface StaleRecord {
  * Builds the loaders of one request over the process-wide record sources; stale copies served
  * to this request are appended to `stale` (the response says so).
  */
-export function createLoaders(sources: RecordSources, stale: StaleRecord[] = []): Loaders {
+export function createLoaders(
+  sources: RecordSources,
+  stale: StaleRecord[],
+  limits: RequestLimits,
+): Loaders {
+  const seen = new Set<string>();
+  const { maxRecords } = limits;
+  const gate = limits.gate ? { gate: limits.gate } : {};
   return {
-    transaction: loader((ref) =>
+    transaction: loader('tx', seen, maxRecords, (ref) =>
       sources.transaction(ref, {
+        ...gate,
         onStale: (ageSeconds) => stale.push({ txRef: ref, ageSeconds }),
       }),
     ),
-    freshTransaction: loader((ref) => sources.transaction(ref, { fresh: true })),
-    kycUser: loader((ref) => sources.kycUser(ref)),
-    freshKycUser: loader((ref) => sources.kycUser(ref, { fresh: true })),
+    freshTransaction: loader('tx', seen, maxRecords, (ref) =>
+      sources.transaction(ref, { ...gate, fresh: true }),
+    ),
+    kycUser: loader('kyc', seen, maxRecords, (ref) => sources.kycUser(ref, gate)),
+    freshKycUser: loader('kyc', seen, maxRecords, (ref) =>
+      sources.kycUser(ref, { ...gate, fresh: true }),
+    ),
   };
 }

@@ -42,6 +42,8 @@ beforeAll(async () => {
     CACHE_URL: redis.url,
     LIVE_POLL_MS: String(POLL_MS),
     LIVE_HEARTBEAT_MS: '250',
+    // One token follows with 50 streams here: more than a caller may hold by default.
+    LIVE_MAX_PER_CALLER: '100',
   };
   const upstreams = { paymentUrl: payment.url, kycUrl: kyc.url };
   [a, b] = await Promise.all([spawnGateway(upstreams, env), spawnGateway(upstreams, env)]);

@@ -303,6 +303,7 @@ describe('error masking', () => {
           upstreamTimeZone: 'UTC',
           sdk: { scriptUrl: 'http://x/sdk.js', publicKey: 'pk', businessSlug: 'b' },
           maxBatchSize: 100,
+          maxRecordsPerRequest: 100,
           sandbox: false,
           version: 'test',
           live: { pollMs: 1000, maxPollMs: 1000, maxWatchMs: 1000 },
@@ -333,7 +334,13 @@ describe('error masking', () => {
         rateLimiter: { take: () => ({ allowed: true, retryAfterSeconds: 0 }) },
         live: new MemoryLiveStatusHub({
           sources: failing,
-          settings: { pollMs: 1000, maxPollMs: 1000, maxWatchMs: 1000, heartbeatMs: 1000 },
+          settings: {
+            pollMs: 1000,
+            maxPollMs: 1000,
+            maxWatchMs: 1000,
+            heartbeatMs: 1000,
+            maxPerCaller: 10,
+          },
         }),
         close: async () => {},
       });

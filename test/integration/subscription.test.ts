@@ -11,7 +11,11 @@ let gateway: TestGateway;
 
 beforeAll(async () => {
   sandbox = await startSandbox({ pendingSeconds: 1 });
-  gateway = await startGateway(sandboxUpstreams(sandbox), { LIVE_POLL_MS: '200' });
+  // One token opens 20 streams below: more than a caller may hold by default.
+  gateway = await startGateway(sandboxUpstreams(sandbox), {
+    LIVE_POLL_MS: '200',
+    LIVE_MAX_PER_CALLER: '50',
+  });
 });
 afterAll(async () => {
   await gateway.close();

@@ -301,6 +301,7 @@ describe('loadConfig: numbers, zone and cache', () => {
       ttlFinalSeconds: 3600,
       ttlPendingSeconds: 2,
       ttlKycSeconds: 30,
+      ttlNotFoundSeconds: 5,
       maxEntries: 1000,
       staleSeconds: 120,
       connectTimeoutMs: 2000,

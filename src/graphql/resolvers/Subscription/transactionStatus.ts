@@ -15,7 +15,7 @@ export const transactionStatus: NonNullable<SubscriptionResolvers['transactionSt
     // Authorization and input checks come before any read or poll.
     assertCanReadTransaction(ctx.viewer, txRef);
     checkTxRef(txRef);
-    for await (const record of ctx.live.watch(txRef, ctx.signal())) {
+    for await (const record of ctx.live.watch(txRef, ctx.signal(), ctx.caller)) {
       yield { transactionStatus: record };
     }
   },

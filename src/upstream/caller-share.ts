@@ -1,0 +1,58 @@
+/**
+ * A fair share of upstream concurrency per caller: one caller has at most `limit` upstream
+ * calls in flight in this process; its further calls wait in its own queue (at most `maxQueued`,
+ * beyond which they are refused at once) before they may take a slot of the shared bulkhead.
+ * So one caller's request of a hundred references cannot fill the slots and queue that every
+ * other caller's calls need. A caller's entry is dropped as soon as it is idle.
+ */
+import { type UpstreamName, UpstreamUnavailableError } from '../errors.ts';
+
+interface CallerState {
+  active: number;
+  waiting: Array<() => void>;
+}
+
+export class CallerShare {
+  readonly #limit: number;
+  readonly #maxQueued: number;
+  readonly #callers = new Map<string, CallerState>();
+
+  constructor(limit: number, maxQueued: number) {
+    this.#limit = limit;
+    this.#maxQueued = maxQueued;
+  }
+
+  /** Callers with calls in flight or waiting (for tests and metrics). */
+  get callers(): number {
+    return this.#callers.size;
+  }
+
+  /** Runs `work` within `caller`'s share of the `upstream`'s concurrency. */
+  async run<T>(caller: string, upstream: UpstreamName, work: () => Promise<T>): Promise<T> {
+    let state = this.#callers.get(caller);
+    if (!state) {
+      state = { active: 0, waiting: [] };
+      this.#callers.set(caller, state);
+    }
+    if (state.active >= this.#limit) {
+      if (state.waiting.length >= this.#maxQueued) {
+        throw new UpstreamUnavailableError(upstream, 'too many calls in flight for this caller');
+      }
+      // The slot is handed over by the call that ends (active is not decremented then).
+      const queued = state;
+      await new Promise<void>((resolve) => queued.waiting.push(resolve));
+    } else {
+      state.active += 1;
+    }
+    try {
+      return await work();
+    } finally {
+      const next = state.waiting.shift();
+      if (next) next();
+      else {
+        state.active -= 1;
+        if (state.active === 0) this.#callers.delete(caller);
+      }
+    }
+  }
+}
