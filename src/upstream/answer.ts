@@ -13,7 +13,10 @@ import type { HttpResult } from './http.ts';
 import { describeIssue } from './shapes.ts';
 
 /** A message in an error envelope that says the record does not exist. */
-const NOT_FOUND = /not\s*found|unknown|does\s*not\s*exist|doesn't\s*exist|no\s+such/i;
+// Only these phrases: "Unknown error, please retry" says nothing about the record, and a null
+// there would tell a merchant that a real payment does not exist.
+const NOT_FOUND =
+  /not\s*found|does\s*not\s*exist|doesn't\s*exist|no\s+such\s+user|unknown\s+(user|transaction|reference)/i;
 
 /**
  * Reads an answer: 404 and "not found" envelopes are `null`; 401/403 are the gateway's own
