@@ -128,8 +128,12 @@ export interface UpstreamPolicyConfig {
   maxConcurrent: number;
   /** Most calls waiting for a slot per upstream; more are refused at once. */
   maxQueued: number;
-  /** Consecutive failed calls that open the circuit of an upstream. */
-  breakerThreshold: number;
+  /** Share of failed calls over the window that opens the circuit (0 to 1). */
+  breakerFailureRate: number;
+  /** The window over which the failure rate is measured (ms). */
+  breakerWindowMs: number;
+  /** Fewest calls in a window before the rate counts. */
+  breakerMinCalls: number;
   /** How long an open circuit waits before letting one probe call through (ms). */
   breakerHalfOpenMs: number;
 }
@@ -548,7 +552,9 @@ export function loadConfig(env: Env): GatewayConfig {
       maxConnections: integer(env, 'UPSTREAM_MAX_CONNECTIONS', 64, 1, 10_000),
       maxConcurrent: integer(env, 'UPSTREAM_MAX_CONCURRENT', 256, 1, 100_000),
       maxQueued: integer(env, 'UPSTREAM_MAX_QUEUED', 1000, 0, 1_000_000),
-      breakerThreshold: integer(env, 'UPSTREAM_BREAKER_THRESHOLD', 5, 1, 1000),
+      breakerFailureRate: integer(env, 'UPSTREAM_BREAKER_FAILURE_PERCENT', 50, 1, 100) / 100,
+      breakerWindowMs: integer(env, 'UPSTREAM_BREAKER_WINDOW_MS', 10_000, 100, 600_000),
+      breakerMinCalls: integer(env, 'UPSTREAM_BREAKER_MIN_CALLS', 10, 1, 100_000),
       breakerHalfOpenMs: integer(env, 'UPSTREAM_BREAKER_HALF_OPEN_MS', 10_000, 10, 600_000),
     },
     cache: {

@@ -18,11 +18,11 @@ import {
   bulkhead,
   type CircuitBreakerPolicy,
   CircuitState,
-  ConsecutiveBreaker,
   circuitBreaker,
   ExponentialBackoff,
   handleAll,
   type IBackoff,
+  SamplingBreaker,
 } from 'cockatiel';
 import { Pool } from 'undici';
 import type { UpstreamPolicyConfig } from '../config.ts';
@@ -112,6 +112,12 @@ export class UpstreamHttp {
   readonly #breaker: CircuitBreakerPolicy;
   readonly #bulkhead: BulkheadPolicy;
   readonly #backoff: ExponentialBackoff<unknown>;
+  /**
+   * Records (keys) that failed within the breaker's window, until when: a record that fails on
+   * its own, asked again and again, counts once toward the breaker, so it cannot open the circuit
+   * for every other record; failures spread over several records (the service is down) do.
+   */
+  readonly #failedKeys = new Map<string, number>();
 
   constructor(options: UpstreamHttpOptions) {
     const base = new URL(options.baseUrl);
@@ -126,7 +132,13 @@ export class UpstreamHttp {
     });
     this.#breaker = circuitBreaker(handleAll, {
       halfOpenAfter: options.policy.breakerHalfOpenMs,
-      breaker: new ConsecutiveBreaker(options.policy.breakerThreshold),
+      // Opens on the failure rate over a window with a minimum of calls, not on a run of
+      // failures (which one broken record asked five times would make).
+      breaker: new SamplingBreaker({
+        threshold: options.policy.breakerFailureRate,
+        duration: options.policy.breakerWindowMs,
+        minimumRps: options.policy.breakerMinCalls / (options.policy.breakerWindowMs / 1000),
+      }),
     });
     this.#breaker.onStateChange((state) =>
       this.#observer.breaker?.({ upstream: this.name, state: BREAKER_STATE[state] }),
@@ -149,12 +161,12 @@ export class UpstreamHttp {
    * runs out, and with UPSTREAM_UNAVAILABLE on connection errors, an open circuit, a full queue
    * or a Retry-After beyond the budget.
    */
-  async get(path: string, headers: Record<string, string>): Promise<HttpResult> {
+  async get(path: string, headers: Record<string, string>, key = path): Promise<HttpResult> {
     const { timeoutMs, maxAttempts } = this.#policy;
     const deadline = performance.now() + timeoutMs;
     let backoff: IBackoff<unknown> | undefined;
     for (let attempt = 1; ; attempt++) {
-      const outcome = await this.#attempt(path, headers, deadline, attempt);
+      const outcome = await this.#attempt(path, headers, deadline, attempt, key);
       if (outcome.kind === 'final') return outcome.result;
       const result = outcome.kind === 'retryable' ? outcome.result : undefined;
       const left = deadline - performance.now();
@@ -186,18 +198,27 @@ export class UpstreamHttp {
     headers: Record<string, string>,
     deadline: number,
     attempt: number,
+    key: string,
   ): Promise<{ kind: 'final' | 'retryable'; result: HttpResult } | { kind: 'connection' }> {
     const remaining = deadline - performance.now();
     if (remaining <= 0) throw new UpstreamTimeoutError(this.name, this.#policy.timeoutMs);
     const started = performance.now();
+    const call = async () => {
+      const answer = await this.#once(path, headers, remaining, attempt);
+      if (answer.status >= 500 || answer.status === 429) throw new FailedAnswer(answer);
+      return answer;
+    };
+    const counted = !this.#failedRecently(key);
     try {
-      const result = await this.#bulkhead.execute(() =>
-        this.#breaker.execute(async () => {
-          const answer = await this.#once(path, headers, remaining, attempt);
-          if (answer.status >= 500 || answer.status === 429) throw new FailedAnswer(answer);
-          return answer;
-        }),
-      );
+      const result = await this.#bulkhead.execute(() => {
+        if (counted) return this.#breaker.execute(call);
+        // Already counted in this window: not again, but never past an open circuit.
+        if (this.#breaker.state !== CircuitState.Closed) {
+          throw new BrokenCircuitError('the circuit is not closed');
+        }
+        return call();
+      });
+      this.#failedKeys.delete(key);
       this.#observer.attempt?.({
         upstream: this.name,
         outcome: result.status < 400 || result.status === 404 ? 'ok' : 'http_error',
@@ -207,6 +228,7 @@ export class UpstreamHttp {
       return { kind: 'final', result };
     } catch (error) {
       if (error instanceof FailedAnswer) {
+        this.#failed(key);
         const retryable = RETRYABLE_STATUS.has(error.result.status);
         this.#observer.attempt?.({
           upstream: this.name,
@@ -227,6 +249,7 @@ export class UpstreamHttp {
       if (hasCode(error, 'UND_ERR_RES_EXCEEDED_MAX_SIZE')) {
         throw new UpstreamBadResponseError(this.name, 'the answer is too large');
       }
+      this.#failed(key);
       const timedOut = deadline - performance.now() <= 0 || isAbort(error);
       this.#observer.attempt?.({
         upstream: this.name,
@@ -255,6 +278,24 @@ export class UpstreamHttp {
     });
     const body = await response.body.text();
     return { status: response.statusCode, headers: response.headers, body, attempts: attempt };
+  }
+
+  #failedRecently(key: string): boolean {
+    const until = this.#failedKeys.get(key);
+    if (until === undefined) return false;
+    if (until > Date.now()) return true;
+    this.#failedKeys.delete(key);
+    return false;
+  }
+
+  #failed(key: string): void {
+    // Bounded: at most the keys of one window; the oldest go first when it is full.
+    if (this.#failedKeys.size >= 10_000) {
+      const oldest = this.#failedKeys.keys().next().value;
+      if (oldest !== undefined) this.#failedKeys.delete(oldest);
+    }
+    this.#failedKeys.delete(key);
+    this.#failedKeys.set(key, Date.now() + this.#policy.breakerWindowMs);
   }
 
   /** Closes the pool's connections. */

@@ -18,13 +18,13 @@ import { codesOf, dataOf, gql } from '../helpers/gateway.ts';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('circuit breaker', () => {
-  it('opens after consecutive failures, answers at once while open, closes after a good probe', async () => {
+  it('opens on a failure rate over several records, answers at once while open, closes after a good probe', async () => {
     let down = true;
     const { payment, gateway, token } = await setup(
       (request, index) => (down ? { status: 500, body: { error: true } } : byRef(request, index)),
       {
         env: {
-          UPSTREAM_BREAKER_THRESHOLD: '3',
+          UPSTREAM_BREAKER_MIN_CALLS: '3',
           UPSTREAM_BREAKER_HALF_OPEN_MS: '400',
           UPSTREAM_MAX_ATTEMPTS: '1',
         },
@@ -62,7 +62,7 @@ describe('circuit breaker', () => {
   it('readiness fails while both upstream circuits are open', async () => {
     const { gateway, token } = await setup(() => ({ status: 503 }), {
       kyc: () => ({ status: 503 }),
-      env: { UPSTREAM_BREAKER_THRESHOLD: '1', UPSTREAM_MAX_ATTEMPTS: '1' },
+      env: { UPSTREAM_BREAKER_MIN_CALLS: '1', UPSTREAM_MAX_ATTEMPTS: '1' },
     });
     expect((await fetch(`${gateway.url}/readyz`)).status).toBe(200);
     await gql(gateway, TransactionDocument, { txRef: 'NT-RD1' }, token);
