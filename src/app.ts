@@ -16,6 +16,7 @@ import type {
   PaymentUpstreamConfig,
   RateLimitConfig,
 } from './config.ts';
+import { createPersistedStore } from './graphql/persisted.ts';
 import {
   MemoryRateLimiter,
   perCallerKind,
@@ -224,6 +225,11 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
     corsOrigins: config.corsOrigins,
     fastPath: config.fastPath,
     rateLimiter,
+    persistedStore: createPersistedStore({
+      maxEntries: 10_000,
+      maxBytes: 16 * 1024 * 1024,
+      ...(redis && { redis }),
+    }),
     callerShare: new CallerShare(config.callerShare.maxConcurrent, config.callerShare.maxQueued),
     live,
     sources,

@@ -10,7 +10,8 @@ export type ErrorCode =
   | 'UPSTREAM_UNAVAILABLE'
   | 'UPSTREAM_AUTH_FAILED'
   | 'UPSTREAM_BAD_RESPONSE'
-  | 'INTERNAL_SERVER_ERROR';
+  | 'INTERNAL_SERVER_ERROR'
+  | 'PERSISTED_QUERY_NOT_FOUND';
 
 /** Which REST interface an upstream error concerns; named in messages, never its URL. */
 export type UpstreamName = 'payment' | 'kyc';

@@ -30,6 +30,7 @@ import {
   withContractCodes,
 } from './graphql/hardening.ts';
 import { useCompiledExecution } from './graphql/jit.ts';
+import { type PersistedStore, usePersistedDocuments } from './graphql/persisted.ts';
 import { resolvers } from './graphql/resolvers/index.ts';
 import { useStaleExtension } from './graphql/stale.ts';
 import { useAnswerFormat } from './http/answer.ts';
@@ -121,6 +122,8 @@ export interface GatewayDeps {
   /** Origins allowed by CORS; empty: no CORS at all. */
   corsOrigins: string[];
   rateLimiter: RateLimiter;
+  /** Documents clients registered by hash (automatic persisted queries). */
+  persistedStore: PersistedStore;
   /** Each caller's share of upstream concurrency; absent, no per-caller bound. */
   callerShare?: CallerShare;
   /** The JSON transport for JSON POSTs (default on); off, every request goes through Yoga's handler. */
@@ -250,6 +253,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const yoga = createYoga<NodeServerContext, GraphQLContext>({
     schema,
     parserAndValidationCache: false,
+    // Trusted documents may be sent by `documentId` (src/graphql/persisted.ts).
+    extraParamNames: ['documentId'],
     graphqlEndpoint: '/graphql',
     landingPage: false,
     // Never add the original error to extensions, whatever NODE_ENV says: it may hold a URL.
@@ -287,6 +292,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
     batching: false,
     plugins: [
       ...hardeningPlugins(deps.hardening),
+      usePersistedDocuments({
+        mode: deps.hardening.trustedDocuments,
+        store: deps.persistedStore,
+        validates: (query) => documents.prepare(query).ok,
+      }),
       documents.plugin(),
       // After the hardening plugins, so that it records the codes clients receive.
       useRequestRecord(),

@@ -4,13 +4,11 @@
  * (ours: cost counts `transactions` by the length of its list, variables included), trusted
  * documents, field suggestions and introspection in production, and error codes on every error.
  */
-import { readFileSync } from 'node:fs';
 import { blockFieldSuggestionsPlugin } from '@escape.tech/graphql-armor-block-field-suggestions';
 import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives';
 import { MaxTokensParserWLexer } from '@escape.tech/graphql-armor-max-tokens';
-import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import {
   type ASTVisitor,
   type DocumentNode,
@@ -213,29 +211,6 @@ function useCostLimit(max: number, production: boolean): Plugin {
   };
 }
 
-/** The trusted documents extracted by codegen from the project's own clients. */
-export function loadTrustedDocuments(): Map<string, string> {
-  const file = new URL('../client/generated/persisted-documents.json', import.meta.url);
-  const manifest = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
-  return new Map(Object.entries(manifest));
-}
-
-/**
- * A document id from `documentId` ("sha256:<hex>" or "<hex>") or from the APQ-style
- * `extensions.persistedQuery.sha256Hash`, as mobile clients send it.
- */
-function documentIdOf(params: {
-  extensions?: Record<string, unknown>;
-  documentId?: unknown;
-}): string | null {
-  const direct = params.documentId;
-  const apq = (params.extensions?.persistedQuery as { sha256Hash?: unknown } | undefined)
-    ?.sha256Hash;
-  const id = typeof direct === 'string' ? direct : typeof apq === 'string' ? apq : null;
-  if (id === null) return null;
-  return id.startsWith('sha256:') ? id : `sha256:${id}`;
-}
-
 /** The codes of contract §4; any other code on an error is replaced. */
 const CONTRACT_CODES: ReadonlySet<unknown> = new Set([
   'BAD_USER_INPUT',
@@ -247,6 +222,7 @@ const CONTRACT_CODES: ReadonlySet<unknown> = new Set([
   'UPSTREAM_AUTH_FAILED',
   'UPSTREAM_BAD_RESPONSE',
   'INTERNAL_SERVER_ERROR',
+  'PERSISTED_QUERY_NOT_FOUND',
   'GRAPHQL_PARSE_FAILED',
   'GRAPHQL_VALIDATION_FAILED',
 ]);
@@ -455,30 +431,6 @@ function useUnreadableRequestErrors(): Plugin {
 export function hardeningPlugins(options: HardeningOptions): Plugin[] {
   const { limits, production } = options;
   const plugins: Plugin[] = [useUnreadableRequestErrors(), useContractErrorCodes()];
-  if (options.trustedDocuments !== 'off') {
-    const documents = loadTrustedDocuments();
-    plugins.push(
-      usePersistedOperations({
-        getPersistedOperation: (key) => documents.get(key) ?? null,
-        allowArbitraryOperations: options.trustedDocuments === 'allow',
-        extractPersistedOperationId: documentIdOf,
-        customErrors: {
-          notFound: {
-            message: 'Unknown document id.',
-            extensions: { code: 'GRAPHQL_VALIDATION_FAILED' },
-          },
-          persistedQueryOnly: {
-            message: 'This gateway accepts only trusted documents, sent by their id.',
-            extensions: { code: 'GRAPHQL_VALIDATION_FAILED' },
-          },
-          keyNotFound: {
-            message: 'The request has no query and no document id.',
-            extensions: { code: 'GRAPHQL_PARSE_FAILED', http: { status: 400 } },
-          },
-        },
-      }),
-    );
-  }
   plugins.push(useCostLimit(limits.cost, production));
   if (production) plugins.push(blockFieldSuggestionsPlugin() as Plugin);
   return plugins;

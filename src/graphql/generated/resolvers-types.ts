@@ -71,6 +71,8 @@ export type ErrorCode =
   | 'GRAPHQL_VALIDATION_FAILED'
   /** Anything else; the message is masked. */
   | 'INTERNAL_SERVER_ERROR'
+  /** A persisted-query hash the gateway does not know (message `PersistedQueryNotFound`): send the hash with its query. */
+  | 'PERSISTED_QUERY_NOT_FOUND'
   /** The caller exceeded its rate; retry after `Retry-After` seconds. */
   | 'RATE_LIMITED'
   /** No token, a bad signature or an expired token (HTTP 401 for the whole request). */
