@@ -19,6 +19,17 @@ const NOT_FOUND =
   /not\s*found|does\s*not\s*exist|doesn't\s*exist|no\s+such\s+user|unknown\s+(user|transaction|reference)/i;
 
 /**
+ * Whether a number in this JSON text may not survive a binary double: one with more than 15
+ * significant digits (every decimal of 15 or fewer reads back from its double as the same value).
+ * A reviver that sees each value's source text makes `JSON.parse` several times slower, so it is
+ * used only then. A run of 16 digits and dots anywhere (in a string too) counts: a false alarm
+ * only costs the slower parse.
+ */
+function mayLoseDigits(text: string): boolean {
+  return /[0-9][0-9.]{15,}/.test(text);
+}
+
+/**
  * Reads an answer: 404 and "not found" envelopes are `null`; 401/403 are the gateway's own
  * credentials refused; 429 and 5xx (after retries) are unavailability; anything else that is
  * not the documented JSON is a bad response. Never quotes the body. `reviver` sees the JSON
@@ -40,7 +51,7 @@ export function readAnswer<T extends z.ZodType>(
   }
   let json: unknown;
   try {
-    json = JSON.parse(result.body, reviver);
+    json = JSON.parse(result.body, reviver && mayLoseDigits(result.body) ? reviver : undefined);
   } catch {
     throw new UpstreamBadResponseError(upstream, 'the body is not JSON');
   }
