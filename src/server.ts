@@ -35,6 +35,7 @@ import { resolvers } from './graphql/resolvers/index.ts';
 import { useStaleExtension } from './graphql/stale.ts';
 import { useAnswerFormat } from './http/answer.ts';
 import { createJsonTransport, type Enveloped, jsonAnswerType } from './http/json-transport.ts';
+import { useApolloMultipartSubscriptions } from './http/multipart-subscriptions.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
 import { attachWebSocket, type EnvelopedWithSubscribe } from './http/websocket.ts';
 import type { LiveStatusHub } from './live/hub.ts';
@@ -308,6 +309,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       }),
       useStaleExtension(),
       useGraphQLSSE({ endpoint: SSE_STREAM_PATH }),
+      useApolloMultipartSubscriptions(withContractCodes),
       useCompiledExecution(),
       useAnswerFormat(),
       usePrivateAnswers(),
