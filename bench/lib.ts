@@ -233,6 +233,10 @@ export function gatewayEnv(
     NODE_ENV: extra.AUTH_DISABLED === 'true' ? 'development' : 'production',
     // Production logs one line per request; BENCH_LOG_LEVEL=warn measures without them.
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+    // BENCH_OTEL_ENDPOINT=http://127.0.0.1:<port> measures with traces exported there.
+    ...(process.env.BENCH_OTEL_ENDPOINT && {
+      OTEL_EXPORTER_OTLP_ENDPOINT: process.env.BENCH_OTEL_ENDPOINT,
+    }),
     PORT: '0',
     ...extra,
   };

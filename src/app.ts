@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { trace } from '@opentelemetry/api';
 import { type Authenticator, createAuthenticator, signToken } from './auth/tokens.ts';
 import { RedisFlightLock } from './cache/redis-flight.ts';
 import { createRedisCache } from './cache/redis-store.ts';
@@ -33,6 +34,7 @@ import { ClusterMetrics } from './observability/cluster-metrics.ts';
 import { createLogger, type Logger } from './observability/logger.ts';
 import { GatewayMetrics } from './observability/metrics.ts';
 import { type ThrottledWarn, throttledWarn } from './observability/throttled-log.ts';
+import { createTracing } from './observability/tracing.ts';
 import { RedisConnection } from './redis/connection.ts';
 import { PAYMENT_DEMO_REFERENCES, PENDING_PREFIX } from './sandbox/data.ts';
 import { createGateway, type Gateway } from './server.ts';
@@ -79,6 +81,7 @@ function upstreamObserver(metrics: GatewayMetrics, logger: Logger): UpstreamObse
     },
     retry: ({ upstream, delayMs, after }) => {
       metrics.upstreamRetries.inc({ upstream });
+      trace.getActiveSpan()?.addEvent('upstream retry', { upstream, after, delayMs });
       logger.debug({ upstream, delayMs: Math.round(delayMs), after }, 'retrying upstream call');
     },
     rejected: ({ upstream, reason }) => metrics.upstreamRejected.inc({ upstream, reason }),
@@ -171,9 +174,10 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
   const metrics = new GatewayMetrics();
   const logger = inputs.logger ?? createLogger(config.log);
   const observer = upstreamObserver(metrics, logger);
+  const tracing = createTracing(config.tracing);
   const zone = config.upstreamTimeZone;
-  const payment = new PaymentClient(inputs.payment, config.upstream, observer, zone);
-  const kyc = new KycClient(inputs.kyc, config.upstream, observer, zone);
+  const payment = new PaymentClient(inputs.payment, config.upstream, observer, zone, tracing);
+  const kyc = new KycClient(inputs.kyc, config.upstream, observer, zone, tracing);
   // --- Redis (issue 5) ---
   const warn = throttledWarn(logger);
   const cluster = new ClusterMetrics(metrics, config.cache.url !== undefined);
@@ -181,6 +185,7 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
   // --- end Redis ---
   const observeCache: CacheObserver = ({ kind, outcome }) => {
     metrics.cacheEvents.inc({ kind, outcome });
+    trace.getActiveSpan()?.addEvent('cache', { kind, outcome });
     if (outcome === 'error') {
       if (redis && kind !== 'store') cluster.redisErrors.inc({ component: 'cache' });
       // Throttled: with the store down this would otherwise be one line per request.
@@ -236,6 +241,7 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
     authenticate,
     metrics,
     logger,
+    ...(tracing && { tracing }),
     readiness: async () => {
       const reasons: string[] = [];
       if (!(await cache.ping())) reasons.push('cache store not answering');
@@ -266,6 +272,7 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
       await live.close();
       await Promise.allSettled([payment.close(), kyc.close(), cache.close()]);
       await redis?.close();
+      await tracing?.shutdown();
       await new Promise<void>((resolve) => logger.flush(() => resolve()));
     },
   });

@@ -4,6 +4,8 @@
  * the variable holds a credential).
  */
 
+import type { TracingConfig } from './observability/tracing.ts';
+
 /** A setting that is present but unusable. `variable` names it; the message never holds a secret. */
 export class ConfigError extends Error {
   readonly variable: string;
@@ -138,8 +140,33 @@ export interface UpstreamPolicyConfig {
   breakerHalfOpenMs: number;
 }
 
+/**
+ * Tracing (OpenTelemetry), on when an OTLP endpoint is set. The exporter gets the URL and protocol
+ * from here; the SDK reads no further variable.
+ */
+function tracing(env: Env): TracingConfig | undefined {
+  const traces = url(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', ['https:', 'http:']);
+  const base = url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', ['https:', 'http:']);
+  const endpoint = traces ?? (base === undefined ? undefined : `${base}/v1/traces`);
+  if (endpoint === undefined) return undefined;
+  const protocol = raw(env, 'OTEL_EXPORTER_OTLP_PROTOCOL') ?? 'http/protobuf';
+  if (protocol !== 'http/protobuf' && protocol !== 'http/json') {
+    throw new ConfigError(
+      'OTEL_EXPORTER_OTLP_PROTOCOL',
+      `must be http/protobuf or http/json (got ${JSON.stringify(protocol)})`,
+    );
+  }
+  return {
+    url: endpoint,
+    protocol,
+    serviceName: raw(env, 'OTEL_SERVICE_NAME') ?? 'payment-kyc-gateway',
+  };
+}
+
 /** Everything the gateway process needs, validated. */
 export interface GatewayConfig {
+  /** OpenTelemetry export, when an OTLP endpoint is set. */
+  tracing?: TracingConfig;
   host: string;
   port: number;
   production: boolean;
@@ -528,7 +555,9 @@ export function loadConfig(env: Env): GatewayConfig {
   const cacheUrl = url(env, 'CACHE_URL', ['redis:', 'rediss:']);
   const authConfig = auth(env, production, sandbox && !production, plainHttpAllowed);
   const encryption = cacheEncryption(env);
+  const tracingConfig = tracing(env);
   return {
+    ...(tracingConfig && { tracing: tracingConfig }),
     host: host(env),
     port: integer(env, 'PORT', 4000, 0, 65535),
     production,
@@ -646,7 +675,9 @@ export interface SandboxConfig {
  */
 export function loadSandboxConfig(env: Env): SandboxConfig {
   const businessSlug = raw(env, 'KYC_BUSINESS_SLUG');
+  const tracingConfig = tracing(env);
   return {
+    ...(tracingConfig && { tracing: tracingConfig }),
     host: host(env),
     paymentPort: integer(env, 'SANDBOX_PAYMENT_PORT', 4010, 0, 65535),
     kycPort: integer(env, 'SANDBOX_KYC_PORT', 4020, 0, 65535),

@@ -8,6 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { useGraphQLSSE } from '@graphql-yoga/plugin-graphql-sse';
+import { context, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { ExecutionResult } from 'graphql';
 import {
   createSchema,
@@ -43,6 +44,7 @@ import { createLoaders, type StaleRecord } from './loaders/index.ts';
 import type { Logger } from './observability/logger.ts';
 import type { GatewayMetrics } from './observability/metrics.ts';
 import { type RequestRecord, recordCodes, useRequestRecord } from './observability/plugin.ts';
+import type { Tracing } from './observability/tracing.ts';
 import type { CallerShare } from './upstream/caller-share.ts';
 import type { KycPageHandler } from './web/kycPage.ts';
 
@@ -125,6 +127,8 @@ export interface GatewayDeps {
   rateLimiter: RateLimiter;
   /** Documents clients registered by hash (automatic persisted queries). */
   persistedStore: PersistedStore;
+  /** OpenTelemetry spans of requests, when tracing is on. */
+  tracing?: Tracing;
   /** Each caller's share of upstream concurrency; absent, no per-caller bound. */
   callerShare?: CallerShare;
   /** The JSON transport for JSON POSTs (default on); off, every request goes through Yoga's handler. */
@@ -409,7 +413,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
       (req.headers.accept ?? '').includes('text/html'));
 
   /** One log line and the request metrics, when the response has gone out. */
-  const finish = (record: RequestRecord, res: ServerResponse, started: number): void => {
+  const finish = (
+    record: RequestRecord,
+    res: ServerResponse,
+    started: number,
+    span: Span | undefined,
+  ): void => {
     const seconds = (performance.now() - started) / 1000;
     const operation = metrics.operationLabel(record.operation);
     const outcome = record.codes.length > 0 || res.statusCode >= 400 ? 'error' : 'ok';
@@ -423,60 +432,96 @@ export function createGateway(deps: GatewayDeps): Gateway {
         status: res.statusCode,
         durationMs: Math.round(seconds * 10_000) / 10,
         errorCodes: record.codes,
+        ...(span && { traceId: span.spanContext().traceId, spanId: span.spanContext().spanId }),
       },
       'graphql request',
     );
+    if (span) {
+      if (record.operationType) {
+        span.updateName(`graphql ${record.operationType} ${record.operation ?? ''}`.trim());
+      }
+      span.setAttributes({
+        'http.response.status_code': res.statusCode,
+        'graphql.operation.name': operation,
+        ...(record.operationType && { 'graphql.operation.type': record.operationType }),
+        'gateway.request_id': record.id,
+        'gateway.error_codes': record.codes,
+      });
+      if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+    }
   };
 
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const path = (req.url ?? '/').split('?', 1)[0];
     if (path === '/graphql') {
-      const incoming = req.headers['x-request-id'];
-      const id =
-        typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-      res.setHeader('x-request-id', id);
-      // Answers hold personal data: no cache keeps them, no browser guesses their type (for
-      // what Yoga answers, its own headers are replaced by usePrivateAnswers).
-      for (const [name, value] of PRIVATE_ANSWER_HEADERS) res.setHeader(name, value);
-      const record: RequestRecord = { id, codes: [] };
-      const started = performance.now();
-      res.once('close', () => finish(record, res, started));
-      if (servedWithoutToken(req)) {
-        void yoga.handle(req, res, { req, res, record, viewer: NO_ACCESS, caller: '' });
+      const { tracing } = deps;
+      if (!tracing) {
+        serveGraphQL(req, res, undefined);
         return;
       }
-      admit(req).then(
-        (admitted) => {
-          if ('code' in admitted) {
-            record.codes.push(admitted.code);
-            refuseEarly(req, res, admitted);
-            return;
-          }
-          if (req.method === 'POST' && !withinBodyLimit(req, res, deps.hardening.limits.bodyBytes))
-            return;
-          const context: NodeServerContext = { req, res, record, ...admitted };
-          // graphql-sse's single-connection mode (a reserved stream, then operations bearing
-          // its token) is served by its handler, at its own path inside Yoga.
-          if (isSingleConnectionSse(req)) {
-            req.url = `${SSE_STREAM_PATH}${req.url?.slice('/graphql'.length) ?? ''}`;
-            void yoga.handle(req, res, context);
-            return;
-          }
-          if (transportEligible(req)) {
-            serveBuffered(req, res, context).catch(() => {
-              if (!res.headersSent) send(res, 500, 'internal error\n');
-              else res.destroy();
-            });
-            return;
-          }
-          void yoga.handle(req, res, context);
-        },
-        () => {
-          if (!res.headersSent) send(res, 500, 'internal error\n');
-        },
+      // A SERVER span, continuing the caller's trace; active for all the request's work.
+      const parent = tracing.extract(req.headers);
+      const span = tracing.tracer.startSpan(
+        'graphql request',
+        { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method ?? '' } },
+        parent,
       );
+      context.with(trace.setSpan(parent, span), () => serveGraphQL(req, res, span));
       return;
     }
+    routeOthers(req, res, path);
+  };
+
+  /** `/graphql`: admission from the headers, then a transport. */
+  const serveGraphQL = (req: IncomingMessage, res: ServerResponse, span: Span | undefined) => {
+    const incoming = req.headers['x-request-id'];
+    const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    res.setHeader('x-request-id', id);
+    // Answers hold personal data: no cache keeps them, no browser guesses their type (for
+    // what Yoga answers, its own headers are replaced by usePrivateAnswers).
+    for (const [name, value] of PRIVATE_ANSWER_HEADERS) res.setHeader(name, value);
+    const record: RequestRecord = { id, codes: [] };
+    const started = performance.now();
+    res.once('close', () => finish(record, res, started, span));
+    if (servedWithoutToken(req)) {
+      void yoga.handle(req, res, { req, res, record, viewer: NO_ACCESS, caller: '' });
+      return;
+    }
+    admit(req).then(
+      (admitted) => {
+        if ('code' in admitted) {
+          record.codes.push(admitted.code);
+          refuseEarly(req, res, admitted);
+          return;
+        }
+        if (req.method === 'POST' && !withinBodyLimit(req, res, deps.hardening.limits.bodyBytes))
+          return;
+        const context: NodeServerContext = { req, res, record, ...admitted };
+        // graphql-sse's single-connection mode (a reserved stream, then operations bearing
+        // its token) is served by its handler, at its own path inside Yoga.
+        if (isSingleConnectionSse(req)) {
+          req.url = `${SSE_STREAM_PATH}${req.url?.slice('/graphql'.length) ?? ''}`;
+          void yoga.handle(req, res, context);
+          return;
+        }
+        if (transportEligible(req)) {
+          serveBuffered(req, res, context).catch(() => {
+            if (!res.headersSent) send(res, 500, 'internal error\n');
+            else res.destroy();
+          });
+          return;
+        }
+        void yoga.handle(req, res, context);
+      },
+      () => {
+        if (!res.headersSent) send(res, 500, 'internal error\n');
+      },
+    );
+  };
+
+  /** The other paths: probes, metrics, the KYC page. */
+  const routeOthers = (req: IncomingMessage, res: ServerResponse, path: string | undefined) => {
     if (path === '/healthz') {
       send(res, 200, 'ok\n');
       return;

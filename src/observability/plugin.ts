@@ -9,6 +9,8 @@ import type { Plugin } from 'graphql-yoga';
 export interface RequestRecord {
   id: string;
   operation?: string | undefined;
+  /** query, mutation or subscription, once the document validated. */
+  operationType?: string | undefined;
   codes: string[];
 }
 
@@ -30,7 +32,10 @@ function nameOperation(
   operationName: string | null | undefined,
 ): void {
   const record = (context as { record?: RequestRecord }).record;
-  if (record) record.operation = getOperationAST(document, operationName)?.name?.value;
+  if (!record) return;
+  const operation = getOperationAST(document, operationName);
+  record.operation = operation?.name?.value;
+  record.operationType = operation?.operation;
 }
 
 /** The Yoga plugin; the server context carries `record`. */

@@ -32,6 +32,7 @@ import {
   UpstreamTimeoutError,
   UpstreamUnavailableError,
 } from '../errors.ts';
+import { type Tracing, upstreamSpan } from '../observability/tracing.ts';
 
 /** The final answer of one upstream read. */
 export interface HttpResult {
@@ -70,6 +71,8 @@ export interface UpstreamHttpOptions {
   baseUrl: string;
   policy: UpstreamPolicyConfig;
   observer?: UpstreamObserver;
+  /** A span per call, `traceparent` on the request (when tracing is on). */
+  tracing?: Tracing;
 }
 
 /** Seconds of a `Retry-After` header (delta-seconds or HTTP-date), or undefined. */
@@ -109,6 +112,7 @@ export class UpstreamHttp {
   readonly #prefix: string;
   readonly #policy: UpstreamPolicyConfig;
   readonly #observer: UpstreamObserver;
+  readonly #tracing: Tracing | undefined;
   readonly #breaker: CircuitBreakerPolicy;
   readonly #bulkhead: BulkheadPolicy;
   readonly #backoff: ExponentialBackoff<unknown>;
@@ -125,6 +129,7 @@ export class UpstreamHttp {
     this.#prefix = base.pathname.replace(/\/+$/, '');
     this.#policy = options.policy;
     this.#observer = options.observer ?? {};
+    this.#tracing = options.tracing;
     this.#pool = new Pool(base.origin, {
       connections: options.policy.maxConnections,
       keepAliveTimeout: 30_000,
@@ -268,16 +273,25 @@ export class UpstreamHttp {
     attempt: number,
   ): Promise<HttpResult> {
     const signal = AbortSignal.timeout(Math.max(1, Math.ceil(remainingMs)));
-    const response = await this.#pool.request({
-      method: 'GET',
-      path: this.#prefix + path,
-      headers: { accept: 'application/json', ...headers },
-      signal,
-      headersTimeout: remainingMs,
-      bodyTimeout: remainingMs,
-    });
-    const body = await response.body.text();
-    return { status: response.statusCode, headers: response.headers, body, attempts: attempt };
+    const outgoing: Record<string, string> = { accept: 'application/json', ...headers };
+    const traced = upstreamSpan(this.#tracing, this.name, attempt);
+    if (traced.span) this.#tracing?.inject(traced.span, outgoing);
+    try {
+      const response = await this.#pool.request({
+        method: 'GET',
+        path: this.#prefix + path,
+        headers: outgoing,
+        signal,
+        headersTimeout: remainingMs,
+        bodyTimeout: remainingMs,
+      });
+      const body = await response.body.text();
+      traced.done(response.statusCode);
+      return { status: response.statusCode, headers: response.headers, body, attempts: attempt };
+    } catch (error) {
+      traced.done(undefined);
+      throw error;
+    }
   }
 
   #failedRecently(key: string): boolean {

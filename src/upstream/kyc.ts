@@ -1,5 +1,7 @@
 /** Client of the KYC interface: `GET /api/v1/user/kyc?userRef=…&slug=…` (spec 4.2). */
+
 import type { KycUpstreamConfig, UpstreamPolicyConfig } from '../config.ts';
+import type { Tracing } from '../observability/tracing.ts';
 import { readAnswer } from './answer.ts';
 import { type BreakerState, UpstreamHttp, type UpstreamObserver } from './http.ts';
 import { type UpstreamKycUser, type UpstreamShapes, upstreamShapes } from './shapes.ts';
@@ -16,12 +18,14 @@ export class KycClient {
     policy: UpstreamPolicyConfig,
     observer?: UpstreamObserver,
     timeZone = 'UTC',
+    tracing?: Tracing,
   ) {
     this.#http = new UpstreamHttp({
       name: 'kyc',
       baseUrl: config.baseUrl,
       policy,
       ...(observer && { observer }),
+      ...(tracing && { tracing }),
     });
     this.#headers = { 'x-secret-key': config.secretKey };
     this.#slug = config.businessSlug;

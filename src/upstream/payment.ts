@@ -1,5 +1,7 @@
 /** Client of the payment interface: `GET /pg/api/v1/transaction/status/{txRef}` (spec 4.1). */
+
 import type { PaymentUpstreamConfig, UpstreamPolicyConfig } from '../config.ts';
+import type { Tracing } from '../observability/tracing.ts';
 import { readAnswer } from './answer.ts';
 import { type BreakerState, UpstreamHttp, type UpstreamObserver } from './http.ts';
 import {
@@ -23,12 +25,14 @@ export class PaymentClient {
     policy: UpstreamPolicyConfig,
     observer?: UpstreamObserver,
     timeZone = 'UTC',
+    tracing?: Tracing,
   ) {
     this.#http = new UpstreamHttp({
       name: 'payment',
       baseUrl: config.baseUrl,
       policy,
       ...(observer && { observer }),
+      ...(tracing && { tracing }),
     });
     this.#headers = { authorization: `Bearer ${config.accessToken}` };
     this.#shapes = upstreamShapes(timeZone);
