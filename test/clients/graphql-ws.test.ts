@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { sandboxUpstreams, startGateway, type TestGateway } from '../helpers/gateway.ts';
+import { collectResults, type Sink } from '../helpers/subscriptions.ts';
 
 let sandbox: Sandbox;
 let gateway: TestGateway;
@@ -44,17 +45,9 @@ function collect(
   query: string,
   variables: Record<string, unknown> = {},
 ): Promise<{ results: ExecutionResult[]; error?: unknown }> {
-  return new Promise((resolve) => {
-    const results: ExecutionResult[] = [];
-    client.subscribe(
-      { query, variables },
-      {
-        next: (result) => results.push(result as ExecutionResult),
-        error: (error) => resolve({ results, error }),
-        complete: () => resolve({ results }),
-      },
-    );
-  });
+  return collectResults<ExecutionResult>((sink) =>
+    client.subscribe({ query, variables }, sink as Sink<unknown>),
+  );
 }
 
 const STATUS = 'subscription($txRef: ID!) { transactionStatus(txRef: $txRef) { txRef status } }';

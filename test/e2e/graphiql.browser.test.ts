@@ -4,7 +4,7 @@
  * 127.0.0.1 blocked. The page must render from the gateway alone, carry the sandbox's token,
  * and run the default query.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   launchChromium,
@@ -12,6 +12,7 @@ import {
   skipBrowserTests,
   type TestBrowser,
 } from '../helpers/browser.ts';
+import { startMain } from '../helpers/processes.ts';
 
 const skip = skipBrowserTests('graphiql.browser.test.ts');
 
@@ -24,21 +25,12 @@ describe.skipIf(skip)('GraphiQL, offline', () => {
   });
 
   it('renders with no request outside 127.0.0.1, and runs the default query with the sandbox token', async () => {
-    child = spawn(process.execPath, ['src/main.ts'], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: '0', LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-    });
-    const until = Date.now() + 15_000;
-    let url: string | undefined;
-    while (url === undefined) {
-      url = /GraphiQL: open (http:\/\/127\.0\.0\.1:\d+\/graphql)\b/.exec(out)?.[1];
-      if (Date.now() > until) throw new Error(`no GraphiQL address printed:\n${out}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const started = await startMain(
+      { LOG_LEVEL: 'warn' },
+      /GraphiQL: open (http:\/\/127\.0\.0\.1:\d+\/graphql)\b/,
+    );
+    child = started.child;
+    const url = started.found;
 
     browser = await launchChromium();
     const page = await browser.context.newPage();

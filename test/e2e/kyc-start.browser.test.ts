@@ -3,7 +3,7 @@
  * demo user, and watch a demo payment turn successful. A real `src/main.ts` process in sandbox
  * mode (its own pending clock of 8 s), and real Chromium.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -16,6 +16,7 @@ import {
   text,
   watchedPage,
 } from '../helpers/browser.ts';
+import { startMain } from '../helpers/processes.ts';
 
 const skip = skipBrowserTests('kyc-start.browser.test.ts');
 
@@ -32,27 +33,13 @@ describe.skipIf(skip)('npm start, then the printed /kyc page', () => {
   });
 
   it('verifies the demo user and follows a demo payment until it succeeds', async () => {
-    child = spawn(process.execPath, ['src/main.ts'], {
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        PORT: '0',
-        PAYMENT_ACCESS_TOKEN,
-        KYC_SECRET_KEY,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-    });
-    const until = Date.now() + 15_000;
-    let url: string | undefined;
-    while (url === undefined) {
-      url = /KYC web page: open (http:\/\/127\.0\.0\.1:\d+\/kyc)\b/.exec(out)?.[1];
-      if (Date.now() > until) throw new Error(`no /kyc address printed:\n${out}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const started = await startMain(
+      { PAYMENT_ACCESS_TOKEN, KYC_SECRET_KEY },
+      /KYC web page: open (http:\/\/127\.0\.0\.1:\d+\/kyc)\b/,
+    );
+    child = started.child;
+    const url = started.found;
+    const out = started.output();
     expect(out).not.toContain(KYC_SECRET_KEY);
 
     browser = await launchChromium();

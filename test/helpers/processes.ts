@@ -229,3 +229,28 @@ export async function runToExit(env: Record<string, string>, ms = 15_000): Promi
   clearTimeout(timer);
   return { code, stdout, stderr };
 }
+
+/** `npm start` as a newcomer runs it: `node src/main.ts` with `env`, until it prints `pattern`. */
+export async function startMain(
+  env: Record<string, string>,
+  pattern: RegExp,
+): Promise<{ child: ChildProcess; found: string; output: () => string }> {
+  const child = spawn(process.execPath, ['src/main.ts'], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  const until = Date.now() + 15_000;
+  for (;;) {
+    const found = pattern.exec(out)?.[1];
+    if (found !== undefined) return { child, found, output: () => out };
+    if (Date.now() > until || child.exitCode !== null) {
+      child.kill('SIGKILL');
+      throw new Error(`${pattern} was not printed:\n${out}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
