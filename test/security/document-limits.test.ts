@@ -112,3 +112,35 @@ describe('in production', () => {
     expect(JSON.stringify(response.errors)).not.toMatch(/32/);
   });
 });
+
+describe('large variables', () => {
+  it('900 KB of unused variables are answered and keep nothing; past the body limit, 413', async () => {
+    const padding = 'x'.repeat(900 * 1024);
+    const cached = async () => {
+      const text = await (await fetch(`${gateway.url}/metrics`)).text();
+      return Number(/^gateway_document_cache_bytes (\d+)/m.exec(text)?.[1]);
+    };
+    const before = await cached();
+    for (let i = 0; i < 20; i++) {
+      const response = await gql(
+        gateway,
+        'query Big { gatewayInfo { version } }',
+        { unused: `${padding}${i}` },
+        token,
+      );
+      expect(response.status).toBe(200);
+      expect(response.errors).toBeUndefined();
+    }
+    // The document is kept once (a few KB); the variables never are.
+    expect((await cached()) - before).toBeLessThan(10_000);
+    const over = await fetch(`${gateway.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({
+        query: '{ gatewayInfo { version } }',
+        variables: { x: 'y'.repeat(1_100_000) },
+      }),
+    });
+    expect(over.status).toBe(413);
+  });
+});
