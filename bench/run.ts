@@ -16,7 +16,8 @@
  *   --profile        instead of the table: profile the gateway (node --cpu-prof) in the chosen
  *                    scenarios (default S1,S2), auth off, and print the top functions.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { SignJWT } from 'jose';
@@ -57,6 +58,7 @@ const { values: argv } = parseArgs({
     scenarios: { type: 'string' },
     auth: { type: 'string' },
     profile: { type: 'boolean', default: false },
+    systems: { type: 'string' },
   },
 });
 
@@ -75,6 +77,10 @@ const LATENCY_MS = setting(argv.latency, 'BENCH_UPSTREAM_LATENCY_MS', 0);
 const PROFILE = argv.profile === true;
 const SCENARIO_IDS = (argv.scenarios ?? (PROFILE ? 'S1,S2' : 'S1,S2,S3,S4')).split(',');
 const AUTH_MODES = (argv.auth ?? (PROFILE ? 'off' : 'off,on')).split(',') as ('off' | 'on')[];
+/** The peers a user would pick instead (bench/peers/), measured beside the gateway. */
+const PEERS = ['mercurius', 'apollo'].filter((peer) =>
+  (argv.systems ?? 'gateway,reference,mercurius,apollo').split(',').includes(peer),
+);
 
 /** The issue's targets (auth off; with auth on, within 10 %). */
 const RATIO_TARGETS: Record<string, number> = { S1: 0.6, S2: 0.35, S3: 0.7, S4: 0.75 };
@@ -149,6 +155,8 @@ interface ScenarioResult {
   title: string;
   gateway: TargetResult;
   reference: TargetResult;
+  /** The peers' results, by name. */
+  peers: Record<string, TargetResult>;
   ratio: number;
   p99BoundMs: number;
   targets: {
@@ -165,17 +173,17 @@ interface ScenarioResult {
  */
 async function measure(
   target: Started,
-  idle: Started,
+  idle: Started[],
   url: string,
   stub: Started,
   body: GraphQLBody | (() => GraphQLBody),
   headers: Record<string, string>,
 ): Promise<TargetResult> {
-  idle.pause();
+  for (const other of idle) other.pause();
   try {
     return await timed(target, url, stub, body, headers);
   } finally {
-    idle.resume();
+    for (const other of idle) other.resume();
   }
 }
 
@@ -284,6 +292,7 @@ function evaluate(
     title: scenario.title,
     gateway,
     reference,
+    peers: {},
     ratio,
     p99BoundMs: p99Bound,
     targets: {
@@ -314,6 +323,53 @@ function table(auth: 'off' | 'on', results: ScenarioResult[]): string {
   const warnings = results.flatMap((r) => r.warnings.map((w) => `- ${r.id} ${w}`));
   if (warnings.length > 0) lines.push('', 'Notes:', ...warnings);
   return lines.join('\n');
+}
+
+/** The gateway beside its peers: req/s, p99, upstream calls per request, and the ratios. */
+function peerTable(auth: 'off' | 'on', results: ScenarioResult[]): string {
+  const lines = [
+    `#### Peers, authentication ${auth}`,
+    '',
+    '| Scenario | System | req/s | p99 ms | Upstream calls/req | Ratio to reference | Gateway ÷ system (req/s) |',
+    '| --- | --- | -: | -: | -: | -: | -: |',
+  ];
+  for (const r of results) {
+    const systems: Array<[string, TargetResult]> = [
+      ['gateway', r.gateway],
+      ...Object.entries(r.peers),
+      ['reference', r.reference],
+    ];
+    for (const [name, t] of systems) {
+      lines.push(
+        `| ${r.id} | ${name} | ${fmt(t.rps, 0)} | ${fmt(t.p99Ms)} | ${fmt(t.upstreamCallsPerRequest, 2)} | ${fmt(t.rps / r.reference.rps)} | ${fmt(r.gateway.rps / t.rps)} |`,
+      );
+    }
+  }
+  return lines.join('\n');
+}
+
+/** Installs the peers' own dependencies once (bench/peers has its own package.json). */
+function setupPeers(): void {
+  if (PEERS.length === 0 || existsSync(`${ROOT}bench/peers/node_modules`)) return;
+  console.log('bench: installing the peers (npm ci in bench/peers)');
+  execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--prefix', `${ROOT}bench/peers`], {
+    stdio: 'inherit',
+  });
+}
+
+/** Starts one peer on core 0 against the stub, with the run's authentication. */
+function startPeer(name: string, stub: Started, auth: 'off' | 'on'): Promise<Started> {
+  return startNode({
+    name,
+    script: `bench/peers/${name}.ts`,
+    core: 0,
+    env: {
+      UPSTREAM_URL: `http://127.0.0.1:${stub.port}`,
+      NODE_ENV: 'production',
+      ...(auth === 'on' && { AUTH_JWT_SECRET: BENCH_JWT_SECRET }),
+    },
+    portPattern: JSON_PORT,
+  });
 }
 
 async function token(): Promise<string> {
@@ -361,7 +417,7 @@ async function profile(stub: Started, reference: Started): Promise<void> {
       scenario.check(tag),
       {},
     );
-    const result = await measure(gateway, reference, gatewayUrl, stub, scenario.body(tag), {});
+    const result = await measure(gateway, [reference], gatewayUrl, stub, scenario.body(tag), {});
     await gateway.stop();
     console.log(
       `${scenario.id} under the profiler: ${fmt(result.rps, 0)} req/s, p99 ${fmt(result.p99Ms)} ms`,
@@ -380,6 +436,7 @@ async function profile(stub: Started, reference: Started): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  setupPeers();
   const pinned = pinSelf(1);
   const layout = HAS_TASKSET
     ? `gateway and reference pinned to core 0, stub to core 1, load generator ${pinned ? 'pinned to core 1' : 'NOT pinned (taskset -p refused)'}`
@@ -412,6 +469,7 @@ async function main(): Promise<void> {
   const runs: { auth: 'off' | 'on'; scenarios: ScenarioResult[] }[] = [];
   for (const auth of AUTH_MODES) {
     const gateway = await startGateway(stub, auth);
+    const peers = await Promise.all(PEERS.map((peer) => startPeer(peer, stub, auth)));
     const headers: Record<string, string> =
       auth === 'on' ? { authorization: `Bearer ${await token()}` } : {};
     const gatewayUrl = `http://127.0.0.1:${gateway.port}/graphql`;
@@ -420,9 +478,11 @@ async function main(): Promise<void> {
       const tag = `${scenario.id}${auth === 'on' ? 'A' : 'N'}`;
       const referenceUrl = `http://127.0.0.1:${reference.port}${scenario.referencePath}`;
       await checkEquivalent(scenario, gatewayUrl, referenceUrl, scenario.check(tag), headers);
+      const others = (target: Started) =>
+        [gateway, reference, ...peers].filter((process) => process !== target);
       const g = await measure(
         gateway,
-        reference,
+        others(gateway),
         gatewayUrl,
         stub,
         scenario.body(`${tag}G`),
@@ -430,20 +490,36 @@ async function main(): Promise<void> {
       );
       const r = await measure(
         reference,
-        gateway,
+        others(reference),
         referenceUrl,
         stub,
         scenario.body(`${tag}R`),
         headers,
       );
       const result = evaluate(scenario, auth, g, r);
+      for (const peer of peers) {
+        const peerUrl = `http://127.0.0.1:${peer.port}/graphql`;
+        await checkEquivalent(scenario, gatewayUrl, peerUrl, scenario.check(tag), headers);
+        result.peers[peer.name] = await measure(
+          peer,
+          others(peer),
+          peerUrl,
+          stub,
+          scenario.body(`${tag}${peer.name}`),
+          headers,
+        );
+        const p = result.peers[peer.name] as TargetResult;
+        console.log(
+          `auth ${auth} ${scenario.id}: ${peer.name} ${fmt(p.rps, 0)} req/s (p99 ${fmt(p.p99Ms)} ms, ${fmt(p.upstreamCallsPerRequest, 2)} calls/req): gateway ÷ ${peer.name} ${fmt(g.rps / p.rps)}`,
+        );
+      }
       results.push(result);
       console.log(
         `auth ${auth} ${scenario.id}: gateway ${fmt(g.rps, 0)} req/s (p99 ${fmt(g.p99Ms)} ms, ${fmt(g.maxRssMB, 0)} MB), reference ${fmt(r.rps, 0)} req/s (p99 ${fmt(r.p99Ms)} ms): ratio ${fmt(result.ratio)}`,
       );
     }
     runs.push({ auth, scenarios: results });
-    await gateway.stop();
+    await Promise.all([gateway.stop(), ...peers.map((peer) => peer.stop())]);
   }
   await Promise.all([reference.stop(), stub.stop()]);
 
@@ -475,6 +551,9 @@ async function main(): Promise<void> {
     `\n### Benchmark (${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpuModel}, Node ${process.version}, ${DURATION_S} s per run, ${CONNECTIONS} connections, stub latency ${LATENCY_MS} ms)\n`,
   );
   for (const run of runs) console.log(`${table(run.auth, run.scenarios)}\n`);
+  if (PEERS.length > 0) {
+    for (const run of runs) console.log(`${peerTable(run.auth, run.scenarios)}\n`);
+  }
   console.log('Written to bench/results/latest.json');
 }
 

@@ -114,6 +114,9 @@ function send(res: ServerResponse, status: number, body: string): void {
     res.writeHead(status, {
       'content-type': 'application/json; charset=utf-8',
       'content-length': Buffer.byteLength(body),
+      // What a caching client may honour (the peers' caches do; the gateway keeps its own TTLs):
+      // the generated records are final transactions and KYC details.
+      ...(status === 200 && { 'cache-control': 'public, max-age=60' }),
     });
     res.end(body);
   };

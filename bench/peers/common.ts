@@ -1,0 +1,67 @@
+/**
+ * What both benchmark peers share: the gateway's schema (SDL from schema/), the upstream stub's
+ * address and credentials, the normalization of upstream answers (the project's own zod shapes,
+ * so that every system does the same per-record work and answers the same JSON), the few field
+ * resolvers beyond graphql's defaults, and the bearer-token check of the auth-on runs.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { GraphQLScalarType } from 'graphql';
+import { jwtVerify } from 'jose';
+import { upstreamShapes } from '../../src/upstream/shapes.ts';
+import { STUB_CREDENTIALS } from '../queries.ts';
+
+const SCHEMA_DIR = new URL('../../schema/', import.meta.url);
+
+/** The gateway's SDL, every file, in a stable order. */
+export const typeDefs = readdirSync(SCHEMA_DIR)
+  .filter((file) => file.endsWith('.graphql'))
+  .sort()
+  .map((file) => readFileSync(new URL(file, SCHEMA_DIR), 'utf8'))
+  .join('\n');
+
+export const upstreamUrl = process.env.UPSTREAM_URL ?? '';
+if (upstreamUrl === '') throw new Error('UPSTREAM_URL must be set');
+export const paymentHeaders = { authorization: `Bearer ${STUB_CREDENTIALS.paymentAccessToken}` };
+export const kycHeaders = { 'x-secret-key': STUB_CREDENTIALS.kycSecretKey };
+export const paymentPath = (txRef: string) =>
+  `/pg/api/v1/transaction/status/${encodeURIComponent(txRef)}`;
+export const kycPath = (userRef: string) =>
+  `/api/v1/user/kyc?${new URLSearchParams({ userRef, slug: STUB_CREDENTIALS.kycBusinessSlug })}`;
+
+const shapes = upstreamShapes('UTC');
+
+/** A payment answer (parsed JSON) as the record the schema serves. */
+export function transactionOf(json: unknown, txRef: string) {
+  const answer = shapes.transactionResponse.parse(json);
+  return { txRef, event: answer.event, ...answer.data };
+}
+
+/** A KYC answer (parsed JSON) as the record the schema serves. */
+export function kycUserOf(json: unknown, userRef: string) {
+  const answer = shapes.kycResponse.parse(json);
+  return { ...answer.data, userRef: answer.data.userRef ?? userRef };
+}
+
+const identity = (name: string) =>
+  new GraphQLScalarType({ name, serialize: (value) => value, parseValue: (value) => value });
+
+/** The resolvers beyond graphql's defaults (records already carry the schema's names). */
+export const typeResolvers = {
+  DateTime: identity('DateTime'),
+  Decimal: identity('Decimal'),
+  JSON: identity('JSON'),
+  KycUser: {
+    currentLevel: (user: { level: number; levels: Array<{ level: number }> }) =>
+      user.levels.find((level) => level.level === user.level) ?? null,
+  },
+};
+
+const secret = process.env.AUTH_JWT_SECRET;
+
+/** Verifies the bearer token when the run has authentication on (HS256, like the gateway's). */
+export async function authenticate(authorization: string | undefined): Promise<void> {
+  if (secret === undefined) return;
+  const token = /^Bearer\s+(\S+)$/i.exec(authorization ?? '')?.[1];
+  if (!token) throw new Error('A bearer token is required.');
+  await jwtVerify(token, new TextEncoder().encode(secret), { algorithms: ['HS256'] });
+}
