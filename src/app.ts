@@ -72,7 +72,11 @@ export interface AppInputs {
 const BREAKER_GAUGE = { closed: 0, open: 1, half_open: 2 } as const;
 
 /** Upstream events → metrics and log lines (no URL, body or credential in either). */
-function upstreamObserver(metrics: GatewayMetrics, logger: Logger): UpstreamObserver {
+function upstreamObserver(
+  metrics: GatewayMetrics,
+  logger: Logger,
+  traced: boolean,
+): UpstreamObserver {
   return {
     attempt: ({ upstream, outcome, status, durationMs }) => {
       metrics.upstreamCalls.inc({ upstream, outcome });
@@ -81,7 +85,7 @@ function upstreamObserver(metrics: GatewayMetrics, logger: Logger): UpstreamObse
     },
     retry: ({ upstream, delayMs, after }) => {
       metrics.upstreamRetries.inc({ upstream });
-      trace.getActiveSpan()?.addEvent('upstream retry', { upstream, after, delayMs });
+      if (traced) trace.getActiveSpan()?.addEvent('upstream retry', { upstream, after, delayMs });
       logger.debug({ upstream, delayMs: Math.round(delayMs), after }, 'retrying upstream call');
     },
     rejected: ({ upstream, reason }) => metrics.upstreamRejected.inc({ upstream, reason }),
@@ -173,8 +177,9 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
   const { config } = inputs;
   const metrics = new GatewayMetrics();
   const logger = inputs.logger ?? createLogger(config.log);
-  const observer = upstreamObserver(metrics, logger);
+  // Tracing first: with it off, nothing on the hot path looks for a span.
   const tracing = createTracing(config.tracing);
+  const observer = upstreamObserver(metrics, logger, tracing !== undefined);
   const zone = config.upstreamTimeZone;
   const payment = new PaymentClient(inputs.payment, config.upstream, observer, zone, tracing);
   const kyc = new KycClient(inputs.kyc, config.upstream, observer, zone, tracing);
@@ -185,7 +190,7 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
   // --- end Redis ---
   const observeCache: CacheObserver = ({ kind, outcome }) => {
     metrics.cacheEvents.inc({ kind, outcome });
-    trace.getActiveSpan()?.addEvent('cache', { kind, outcome });
+    if (tracing) trace.getActiveSpan()?.addEvent('cache', { kind, outcome });
     if (outcome === 'error') {
       if (redis && kind !== 'store') cluster.redisErrors.inc({ component: 'cache' });
       // Throttled: with the store down this would otherwise be one line per request.
