@@ -11,6 +11,15 @@ const config: CodegenConfig = {
   documents: ['test/operations/**/*.graphql', 'web/**/*.graphql'],
   emitLegacyCommonJSImports: false,
   generates: {
+    // The schema's enums as values too (the list of error codes lives only in the SDL).
+    'src/graphql/generated/enums.ts': {
+      plugins: ['typescript'],
+      config: {
+        onlyEnums: true,
+        enumsAsConst: true,
+        namingConvention: { enumValues: 'keep' },
+      },
+    },
     'src/graphql/generated/resolvers-types.ts': {
       plugins: ['typescript', 'typescript-resolvers'],
       config: {

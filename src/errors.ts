@@ -1,17 +1,9 @@
 import { GraphQLError } from 'graphql';
 
-/** The `extensions.code` values of the contract (§4). */
-export type ErrorCode =
-  | 'BAD_USER_INPUT'
-  | 'UNAUTHENTICATED'
-  | 'FORBIDDEN'
-  | 'RATE_LIMITED'
-  | 'UPSTREAM_TIMEOUT'
-  | 'UPSTREAM_UNAVAILABLE'
-  | 'UPSTREAM_AUTH_FAILED'
-  | 'UPSTREAM_BAD_RESPONSE'
-  | 'INTERNAL_SERVER_ERROR'
-  | 'PERSISTED_QUERY_NOT_FOUND';
+import { ErrorCode } from './graphql/generated/enums.ts';
+
+/** The `extensions.code` values: the SDL's `ErrorCode` enum is their one list. */
+export { ErrorCode };
 
 /** Which REST interface an upstream error concerns; named in messages, never its URL. */
 export type UpstreamName = 'payment' | 'kyc';

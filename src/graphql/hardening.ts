@@ -29,6 +29,7 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { LimitsConfig, TrustedDocumentsMode } from '../config.ts';
+import { ErrorCode } from '../errors.ts';
 
 export interface HardeningOptions {
   limits: LimitsConfig;
@@ -211,21 +212,8 @@ function useCostLimit(max: number, production: boolean): Plugin {
   };
 }
 
-/** The codes of contract §4; any other code on an error is replaced. */
-const CONTRACT_CODES: ReadonlySet<unknown> = new Set([
-  'BAD_USER_INPUT',
-  'UNAUTHENTICATED',
-  'FORBIDDEN',
-  'RATE_LIMITED',
-  'UPSTREAM_TIMEOUT',
-  'UPSTREAM_UNAVAILABLE',
-  'UPSTREAM_AUTH_FAILED',
-  'UPSTREAM_BAD_RESPONSE',
-  'INTERNAL_SERVER_ERROR',
-  'PERSISTED_QUERY_NOT_FOUND',
-  'GRAPHQL_PARSE_FAILED',
-  'GRAPHQL_VALIDATION_FAILED',
-]);
+/** The schema's error codes; any other code on an error is replaced. */
+const CONTRACT_CODES: ReadonlySet<unknown> = new Set(Object.values(ErrorCode));
 
 const REQUEST_ERROR_CODE: ReadonlyArray<[RegExp, string]> = [
   [/JSON|query string|Unexpected|parse|body|content-type|Content-Type/i, 'GRAPHQL_PARSE_FAILED'],

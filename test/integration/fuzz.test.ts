@@ -28,6 +28,7 @@ import {
   parse,
 } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ErrorCode } from '../../src/errors.ts';
 import {
   KYC_DEMO_USERS,
   KYC_FAILURE_USERS,
@@ -55,20 +56,7 @@ const MAX_ATTEMPTS = 3;
 /** Polls a subscription may add: one a second over its 2 s watch, and one in flight. */
 const LIVE_POLLS = 4;
 
-const CONTRACT_CODES = new Set([
-  'BAD_USER_INPUT',
-  'UNAUTHENTICATED',
-  'FORBIDDEN',
-  'RATE_LIMITED',
-  'UPSTREAM_TIMEOUT',
-  'UPSTREAM_UNAVAILABLE',
-  'UPSTREAM_AUTH_FAILED',
-  'UPSTREAM_BAD_RESPONSE',
-  'INTERNAL_SERVER_ERROR',
-  'PERSISTED_QUERY_NOT_FOUND',
-  'GRAPHQL_PARSE_FAILED',
-  'GRAPHQL_VALIDATION_FAILED',
-]);
+const CONTRACT_CODES: ReadonlySet<string> = new Set(Object.values(ErrorCode));
 
 // ---------------------------------------------------------------------------------------------
 // The references of the sandbox, without the slow ones (they would take 10 s each).

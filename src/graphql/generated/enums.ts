@@ -1,0 +1,42 @@
+/** The values of `extensions.code` on GraphQL errors returned by this gateway. */
+export const ErrorCode = {
+  /** An argument is invalid (e.g. a txRef not of the form `NT-` + letters/digits). No upstream call was made. */
+  BAD_USER_INPUT: 'BAD_USER_INPUT',
+  /** The token is valid but may not read this field. No upstream call was made. */
+  FORBIDDEN: 'FORBIDDEN',
+  /** The document does not parse. */
+  GRAPHQL_PARSE_FAILED: 'GRAPHQL_PARSE_FAILED',
+  /** The document does not validate, or exceeds a limit. */
+  GRAPHQL_VALIDATION_FAILED: 'GRAPHQL_VALIDATION_FAILED',
+  /** Anything else; the message is masked. */
+  INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
+  /** A persisted-query hash the gateway does not know (message `PersistedQueryNotFound`): send the hash with its query. */
+  PERSISTED_QUERY_NOT_FOUND: 'PERSISTED_QUERY_NOT_FOUND',
+  /** The caller exceeded its rate; retry after `Retry-After` seconds. */
+  RATE_LIMITED: 'RATE_LIMITED',
+  /** No token, a bad signature or an expired token (HTTP 401 for the whole request). */
+  UNAUTHENTICATED: 'UNAUTHENTICATED',
+  /** The provider refused the gateway's own credentials. */
+  UPSTREAM_AUTH_FAILED: 'UPSTREAM_AUTH_FAILED',
+  /** The provider answered something that is not the documented JSON. */
+  UPSTREAM_BAD_RESPONSE: 'UPSTREAM_BAD_RESPONSE',
+  /** The provider did not answer within the time budget, retries included. */
+  UPSTREAM_TIMEOUT: 'UPSTREAM_TIMEOUT',
+  /** The provider could not be reached, kept failing (5xx), or its circuit is open. */
+  UPSTREAM_UNAVAILABLE: 'UPSTREAM_UNAVAILABLE'
+} as const;
+
+export type ErrorCode = typeof ErrorCode[keyof typeof ErrorCode];
+/** Normalised transaction status. */
+export const TransactionStatus = {
+  /** Not paid, final (upstream FAILED, FAILURE or DECLINED). */
+  FAILED: 'FAILED',
+  /** Not final yet (upstream PENDING, PROCESSING or INITIATED). */
+  PENDING: 'PENDING',
+  /** Paid (upstream SUCCESS, SUCCESSFUL or SUCCEEDED). */
+  SUCCESSFUL: 'SUCCESSFUL',
+  /** A status the gateway does not know; `rawStatus` holds it. Treat as not paid. */
+  UNKNOWN: 'UNKNOWN'
+} as const;
+
+export type TransactionStatus = typeof TransactionStatus[keyof typeof TransactionStatus];
