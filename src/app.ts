@@ -266,7 +266,6 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
       maxRecordsPerRequest: config.maxRecordsPerRequest,
       sandbox: config.sandbox,
       version: VERSION,
-      live: config.live,
     },
     ...(config.kycPage && { kycPage: kycPage(inputs) }),
     graphiql: config.graphiql

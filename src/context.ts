@@ -1,6 +1,5 @@
 /** The per-request GraphQL context and its factory's inputs. */
 import type { Viewer } from './auth/viewer.ts';
-import type { RecordSources } from './cache/sources.ts';
 import type { LiveStatusHub } from './live/hub.ts';
 import type { Loaders, StaleRecord } from './loaders/index.ts';
 
@@ -20,8 +19,6 @@ export interface ResolverSettings {
   maxRecordsPerRequest: number;
   sandbox: boolean;
   version: string;
-  /** Live status: poll interval during the first minute, its ceiling after, the watch limit. */
-  live: { pollMs: number; maxPollMs: number; maxWatchMs: number };
 }
 
 export interface GraphQLContext {
@@ -29,8 +26,6 @@ export interface GraphQLContext {
   /** The caller's identity for per-caller limits: `sub:<subject>`, or `ip:<address>`. */
   caller: string;
   loaders: Loaders;
-  /** The process-wide sources, for reads that bypass per-request batching (subscriptions). */
-  sources: RecordSources;
   settings: ResolverSettings;
   /** Live transaction status: one poller per txRef (per process, or per cluster with Redis). */
   live: LiveStatusHub;

@@ -15,7 +15,6 @@ import {
   createYoga,
   type Plugin,
   type YogaInitialContext,
-  type YogaServerInstance,
 } from 'graphql-yoga';
 import type { Authenticator } from './auth/tokens.ts';
 import { NO_ACCESS, type Viewer } from './auth/viewer.ts';
@@ -43,7 +42,7 @@ import type { LiveStatusHub } from './live/hub.ts';
 import { createLoaders, type StaleRecord } from './loaders/index.ts';
 import type { Logger } from './observability/logger.ts';
 import type { GatewayMetrics } from './observability/metrics.ts';
-import { type RequestRecord, recordCodes, useRequestRecord } from './observability/plugin.ts';
+import { addErrorCodes, type RequestSummary, useRequestSummary } from './observability/plugin.ts';
 import type { Tracing } from './observability/tracing.ts';
 import type { CallerShare } from './upstream/caller-share.ts';
 import type { KycPageHandler } from './web/kycPage.ts';
@@ -60,12 +59,12 @@ export function loadTypeDefs(): string[] {
 
 /**
  * What Yoga receives when it serves as a node:http listener, plus what the HTTP entry found
- * before the body was read: the request's record, the verified caller and its rate-limit key.
+ * before the body was read: the request's summary, the verified caller and its rate-limit key.
  */
 export interface NodeServerContext extends PreparedSlot {
   req: IncomingMessage;
   res: ServerResponse;
-  record: RequestRecord;
+  summary: RequestSummary;
   viewer: Viewer;
   /** The caller's identity for per-caller limits: `sub:<subject>`, or `ip:<address>`. */
   caller: string;
@@ -140,7 +139,6 @@ export interface GatewayDeps {
 }
 
 export interface Gateway {
-  yoga: YogaServerInstance<NodeServerContext, GraphQLContext>;
   /** A node:http request listener serving every path of contract §2. */
   handle: (req: IncomingMessage, res: ServerResponse) => void;
   /** A node:http server for `handle`, with the slow-client timeouts set and WebSockets. */
@@ -236,7 +234,6 @@ export function createGateway(deps: GatewayDeps): Gateway {
         maxRecords: deps.settings.maxRecordsPerRequest,
         ...(share && { gate: (upstream, work) => share.run(caller, upstream, work) }),
       }),
-      sources: deps.sources,
       settings: deps.settings,
       live: deps.live,
       signal,
@@ -304,7 +301,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       }),
       documents.plugin(),
       // After the hardening plugins, so that it records the codes clients receive.
-      useRequestRecord(),
+      useRequestSummary(),
       // A request a browser may send cross-site without a preflight (a plain GET, a form
       // POST) must carry one of these headers; the bearer token counts, as a page cannot set
       // it cross-site without CORS approving.
@@ -327,7 +324,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       yoga.getEnveloped(server as NodeServerContext & YogaInitialContext) as unknown as Enveloped,
     finish: (result, server) => {
       const final = withContractCodes(result);
-      recordCodes(server.record, final);
+      addErrorCodes(server.summary, final);
       return final;
     },
   });
@@ -414,38 +411,38 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
   /** One log line and the request metrics, when the response has gone out. */
   const finish = (
-    record: RequestRecord,
+    summary: RequestSummary,
     res: ServerResponse,
     started: number,
     span: Span | undefined,
   ): void => {
     const seconds = (performance.now() - started) / 1000;
-    const operation = metrics.operationLabel(record.operation);
-    const outcome = record.codes.length > 0 || res.statusCode >= 400 ? 'error' : 'ok';
+    const operation = metrics.operationLabel(summary.operation);
+    const outcome = summary.codes.length > 0 || res.statusCode >= 400 ? 'error' : 'ok';
     metrics.graphqlRequests.inc({ operation, outcome });
     metrics.requestDuration.observe({ operation }, seconds);
-    for (const code of record.codes) metrics.graphqlErrors.inc({ operation, code });
+    for (const code of summary.codes) metrics.graphqlErrors.inc({ operation, code });
     logger.info(
       {
-        requestId: record.id,
+        requestId: summary.id,
         operation,
         status: res.statusCode,
         durationMs: Math.round(seconds * 10_000) / 10,
-        errorCodes: record.codes,
+        errorCodes: summary.codes,
         ...(span && { traceId: span.spanContext().traceId, spanId: span.spanContext().spanId }),
       },
       'graphql request',
     );
     if (span) {
-      if (record.operationType) {
-        span.updateName(`graphql ${record.operationType} ${record.operation ?? ''}`.trim());
+      if (summary.operationType) {
+        span.updateName(`graphql ${summary.operationType} ${summary.operation ?? ''}`.trim());
       }
       span.setAttributes({
         'http.response.status_code': res.statusCode,
         'graphql.operation.name': operation,
-        ...(record.operationType && { 'graphql.operation.type': record.operationType }),
-        'gateway.request_id': record.id,
-        'gateway.error_codes': record.codes,
+        ...(summary.operationType && { 'graphql.operation.type': summary.operationType }),
+        'gateway.request_id': summary.id,
+        'gateway.error_codes': summary.codes,
       });
       if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
       span.end();
@@ -481,23 +478,23 @@ export function createGateway(deps: GatewayDeps): Gateway {
     // Answers hold personal data: no cache keeps them, no browser guesses their type (for
     // what Yoga answers, its own headers are replaced by usePrivateAnswers).
     for (const [name, value] of PRIVATE_ANSWER_HEADERS) res.setHeader(name, value);
-    const record: RequestRecord = { id, codes: [] };
+    const summary: RequestSummary = { id, codes: [] };
     const started = performance.now();
-    res.once('close', () => finish(record, res, started, span));
+    res.once('close', () => finish(summary, res, started, span));
     if (servedWithoutToken(req)) {
-      void yoga.handle(req, res, { req, res, record, viewer: NO_ACCESS, caller: '' });
+      void yoga.handle(req, res, { req, res, summary, viewer: NO_ACCESS, caller: '' });
       return;
     }
     admit(req).then(
       (admitted) => {
         if ('code' in admitted) {
-          record.codes.push(admitted.code);
+          summary.codes.push(admitted.code);
           refuseEarly(req, res, admitted);
           return;
         }
         if (req.method === 'POST' && !withinBodyLimit(req, res, deps.hardening.limits.bodyBytes))
           return;
-        const context: NodeServerContext = { req, res, record, ...admitted };
+        const context: NodeServerContext = { req, res, summary, ...admitted };
         // graphql-sse's single-connection mode (a reserved stream, then operations bearing
         // its token) is served by its handler, at its own path inside Yoga.
         if (isSingleConnectionSse(req)) {
@@ -552,7 +549,6 @@ export function createGateway(deps: GatewayDeps): Gateway {
     await Promise.allSettled([...closeSockets].map((close) => close()));
   };
   return {
-    yoga,
     handle,
     createServer: () => {
       const server = createServer(
@@ -572,8 +568,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
           identify,
           charge,
           getEnveloped: (admitted, req) => {
-            const record: RequestRecord = { id: randomUUID(), codes: [] };
-            const initial = { req, record, ...admitted } as NodeServerContext & YogaInitialContext;
+            const summary: RequestSummary = { id: randomUUID(), codes: [] };
+            const initial = { req, summary, ...admitted } as NodeServerContext & YogaInitialContext;
             return yoga.getEnveloped(initial) as unknown as EnvelopedWithSubscribe;
           },
           finish: finishResult,

@@ -12,8 +12,4 @@ export class SingleFlight {
     this.#inFlight.set(key, promise);
     return promise;
   }
-
-  get size(): number {
-    return this.#inFlight.size;
-  }
 }

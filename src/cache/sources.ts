@@ -6,10 +6,10 @@
  *
  * Stale on error: a transaction with a final status is kept `staleSeconds` past its TTL, and
  * served (reported through `onStale`) only when the payment service is down. Nothing else is
- * served stale, and fresh reads (mutations, live polls) never are.
+ * served stale, and reads that bypass the cache (mutations, live polls) never are.
  *
  * Unknown records (404 or a not-found envelope) are remembered for `ttlNotFoundSeconds`, so that
- * asking for them again and again does not reach the upstream each time; a fresh read still
+ * asking for them again and again does not reach the upstream each time; a read that bypasses the cache still
  * does, and overwrites the memory. Errors are never remembered.
  */
 import { createHash } from 'node:crypto';
@@ -24,7 +24,7 @@ import type { CachedEntry, RecordCache } from './store.ts';
 
 export interface ReadOptions {
   /** Skip the cache read and go to the upstream (the result is still written). */
-  fresh?: boolean;
+  bypassCache?: boolean;
   /** Told when the record served is a stale copy, with its age. */
   onStale?: (ageSeconds: number) => void;
   /** Runs the upstream call of a miss (the caller's share of upstream concurrency). */
@@ -77,7 +77,7 @@ function isOutage(error: unknown): boolean {
   return error instanceof UpstreamUnavailableError || error instanceof UpstreamTimeoutError;
 }
 
-interface Kind<T> {
+interface RecordKind<T> {
   name: string;
   upstream: UpstreamName;
   fetch: (id: string) => Promise<T | null>;
@@ -96,7 +96,7 @@ export function createSources(deps: SourceDeps): RecordSources {
   const flights = new SingleFlight();
   const { cache, policy } = deps;
 
-  const transactionKind: Kind<UpstreamTransaction> = {
+  const transactionKind: RecordKind<UpstreamTransaction> = {
     name: 'transaction',
     upstream: 'payment',
     fetch: (txRef) => deps.payment.getTransaction(txRef),
@@ -105,7 +105,7 @@ export function createSources(deps: SourceDeps): RecordSources {
         ? { ttl: policy.ttlFinalSeconds, keep: policy.staleSeconds }
         : { ttl: policy.ttlPendingSeconds, keep: 0 },
   };
-  const kycKind: Kind<UpstreamKycUser> = {
+  const kycKind: RecordKind<UpstreamKycUser> = {
     name: 'kyc',
     upstream: 'kyc',
     fetch: (userRef) => deps.kyc.getUser(userRef),
@@ -113,7 +113,7 @@ export function createSources(deps: SourceDeps): RecordSources {
   };
 
   async function fetchAndStore<T>(
-    kind: Kind<T>,
+    kind: RecordKind<T>,
     key: string,
     id: string,
     options: ReadOptions,
@@ -132,7 +132,7 @@ export function createSources(deps: SourceDeps): RecordSources {
 
   /** The miss path, shared by concurrent callers through the single flight. */
   async function load<T>(
-    kind: Kind<T>,
+    kind: RecordKind<T>,
     key: string,
     id: string,
     expired: CachedEntry<T | null> | undefined,
@@ -160,9 +160,9 @@ export function createSources(deps: SourceDeps): RecordSources {
     }
   }
 
-  async function read<T>(kind: Kind<T>, key: string, id: string, options: ReadOptions) {
-    if (options.fresh) {
-      return flights.run(`fresh:${key}`, () => fetchAndStore(kind, key, id, options));
+  async function read<T>(kind: RecordKind<T>, key: string, id: string, options: ReadOptions) {
+    if (options.bypassCache) {
+      return flights.run(`bypass:${key}`, () => fetchAndStore(kind, key, id, options));
     }
     const cached = await cache.get<T | null>(kind.name, key);
     if (cached && cached.freshUntil > Date.now()) {

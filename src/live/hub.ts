@@ -223,7 +223,7 @@ export async function runPoller(deps: LiveDeps, options: PollOptions): Promise<v
     }
     let record: UpstreamTransaction | null | undefined;
     try {
-      record = await sources.transaction(txRef, { fresh: true });
+      record = await sources.transaction(txRef, { bypassCache: true });
       observer?.poll('ok');
     } catch (error) {
       observer?.poll('error');

@@ -17,10 +17,10 @@ import type { UpstreamKycUser, UpstreamTransaction } from '../upstream/shapes.ts
 export interface Loaders {
   transaction: DataLoader<string, UpstreamTransaction | null>;
   /** Always reads the upstream (mutations). */
-  freshTransaction: DataLoader<string, UpstreamTransaction | null>;
+  uncachedTransaction: DataLoader<string, UpstreamTransaction | null>;
   kycUser: DataLoader<string, UpstreamKycUser | null>;
   /** Always reads the upstream (mutations). */
-  freshKycUser: DataLoader<string, UpstreamKycUser | null>;
+  uncachedKycUser: DataLoader<string, UpstreamKycUser | null>;
 }
 
 /** What every loader of one request shares. */
@@ -84,12 +84,12 @@ export function createLoaders(
         onStale: (ageSeconds) => stale.push({ txRef: ref, ageSeconds }),
       }),
     ),
-    freshTransaction: loader('tx', seen, maxRecords, (ref) =>
-      sources.transaction(ref, { ...gate, fresh: true }),
+    uncachedTransaction: loader('tx', seen, maxRecords, (ref) =>
+      sources.transaction(ref, { ...gate, bypassCache: true }),
     ),
     kycUser: loader('kyc', seen, maxRecords, (ref) => sources.kycUser(ref, gate)),
-    freshKycUser: loader('kyc', seen, maxRecords, (ref) =>
-      sources.kycUser(ref, { ...gate, fresh: true }),
+    uncachedKycUser: loader('kyc', seen, maxRecords, (ref) =>
+      sources.kycUser(ref, { ...gate, bypassCache: true }),
     ),
   };
 }

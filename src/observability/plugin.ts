@@ -1,12 +1,12 @@
 /**
- * Collects what a request did (operation name, error codes) into the request's record, which
+ * Collects what a request did (operation name, error codes) into the request's summary, which
  * the HTTP layer turns into one log line and metrics when the response ends.
  */
 import { type DocumentNode, type ExecutionResult, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
 /** One request, as logged. Filled by the plugin while Yoga serves it. */
-export interface RequestRecord {
+export interface RequestSummary {
   id: string;
   operation?: string | undefined;
   /** query, mutation or subscription, once the document validated. */
@@ -14,11 +14,11 @@ export interface RequestRecord {
   codes: string[];
 }
 
-/** Adds the error codes of a result that goes out to the request's record. */
-export function recordCodes(record: RequestRecord, result: ExecutionResult): void {
+/** Adds the error codes of a result that goes out to the request's summary. */
+export function addErrorCodes(summary: RequestSummary, result: ExecutionResult): void {
   for (const error of result.errors ?? []) {
     const code = error.extensions?.code;
-    record.codes.push(typeof code === 'string' ? code : 'INTERNAL_SERVER_ERROR');
+    summary.codes.push(typeof code === 'string' ? code : 'INTERNAL_SERVER_ERROR');
   }
 }
 
@@ -31,15 +31,15 @@ function nameOperation(
   document: DocumentNode,
   operationName: string | null | undefined,
 ): void {
-  const record = (context as { record?: RequestRecord }).record;
-  if (!record) return;
+  const summary = (context as { summary?: RequestSummary }).summary;
+  if (!summary) return;
   const operation = getOperationAST(document, operationName);
-  record.operation = operation?.name?.value;
-  record.operationType = operation?.operation;
+  summary.operation = operation?.name?.value;
+  summary.operationType = operation?.operation;
 }
 
-/** The Yoga plugin; the server context carries `record`. */
-export function useRequestRecord(): Plugin<object, { record?: RequestRecord }> {
+/** The Yoga plugin; the server context carries `summary`. */
+export function useRequestSummary(): Plugin<object, { summary?: RequestSummary }> {
   return {
     // The name in the document once it validated: a name sent with a request that fails
     // earlier is any string a caller likes, and would fill the metric's label slots.
@@ -50,10 +50,10 @@ export function useRequestRecord(): Plugin<object, { record?: RequestRecord }> {
       nameOperation(args.contextValue, args.document, args.operationName);
     },
     onResultProcess({ result, serverContext }) {
-      const record = serverContext.record;
-      if (!record) return;
+      const summary = serverContext.summary;
+      if (!summary) return;
       const results = Array.isArray(result) ? result : [result];
-      for (const item of results) if (isExecutionResult(item)) recordCodes(record, item);
+      for (const item of results) if (isExecutionResult(item)) addErrorCodes(summary, item);
     },
   };
 }

@@ -306,7 +306,6 @@ describe('error masking', () => {
           maxRecordsPerRequest: 100,
           sandbox: false,
           version: 'test',
-          live: { pollMs: 1000, maxPollMs: 1000, maxWatchMs: 1000 },
         },
         graphiql: false,
         metrics: new GatewayMetrics(),

@@ -9,5 +9,5 @@ export const refreshKycUser: NonNullable<MutationResolvers['refreshKycUser']> = 
 ) => {
   checkText('userRef', userRef, 128);
   assertCanReadKyc(ctx.viewer, userRef);
-  return ctx.loaders.freshKycUser.load(userRef);
+  return ctx.loaders.uncachedKycUser.load(userRef);
 };

@@ -8,5 +8,5 @@ export const verifyTransaction: NonNullable<MutationResolvers['verifyTransaction
   ctx,
 ) => {
   assertCanReadTransactions(ctx.viewer);
-  return ctx.loaders.freshTransaction.load(checkTxRef(txRef));
+  return ctx.loaders.uncachedTransaction.load(checkTxRef(txRef));
 };
