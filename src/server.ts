@@ -10,12 +10,7 @@ import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { useGraphQLSSE } from '@graphql-yoga/plugin-graphql-sse';
 import { context, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { ExecutionResult } from 'graphql';
-import {
-  createSchema,
-  createYoga,
-  type Plugin,
-  type YogaInitialContext,
-} from 'graphql-yoga';
+import { createSchema, createYoga, type Plugin, type YogaInitialContext } from 'graphql-yoga';
 import type { Authenticator } from './auth/tokens.ts';
 import { NO_ACCESS, type Viewer } from './auth/viewer.ts';
 import type { RecordSources } from './cache/sources.ts';

@@ -63,7 +63,7 @@ function formatterFor(zone: string): Intl.DateTimeFormat {
 }
 
 /** The zone's offset from UTC at instant `t` (whole seconds), in ms: local = t + offset. */
-function offsetAt(t: number, zone: string): number {
+function offsetFromIntl(t: number, zone: string): number {
   const fields: Record<string, number> = {};
   for (const part of formatterFor(zone).formatToParts(t)) {
     if (part.type !== 'literal') fields[part.type] = Number(part.value);
@@ -77,6 +77,35 @@ function offsetAt(t: number, zone: string): number {
     fields.second ?? 0,
   );
   return local - t;
+}
+
+const HOUR_MS = 3_600_000;
+/** Hours remembered per zone; past it the memory starts again (a bound, not an eviction order). */
+const MAX_HOURS_PER_ZONE = 50_000;
+/** Per zone: hour index → the offset throughout that hour, or NaN when it changes inside it. */
+const offsetsByHour = new Map<string, Map<number, number>>();
+
+/**
+ * `offsetFromIntl`, remembered per hour: `formatToParts` costs microseconds and a record has
+ * several times. An hour whose first and last second have the same offset has it throughout
+ * (zones change their offset at most once in an hour); an hour with a change inside it is
+ * computed each time.
+ */
+function offsetAt(t: number, zone: string): number {
+  let hours = offsetsByHour.get(zone);
+  if (!hours) {
+    hours = new Map();
+    offsetsByHour.set(zone, hours);
+  }
+  const hour = Math.floor(t / HOUR_MS);
+  let offset = hours.get(hour);
+  if (offset === undefined) {
+    const first = offsetFromIntl(hour * HOUR_MS, zone);
+    offset = first === offsetFromIntl((hour + 1) * HOUR_MS - 1000, zone) ? first : Number.NaN;
+    if (hours.size >= MAX_HOURS_PER_ZONE) hours.clear();
+    hours.set(hour, offset);
+  }
+  return Number.isNaN(offset) ? offsetFromIntl(t, zone) : offset;
 }
 
 /** The one instant at which the zone's clocks showed this wall time, or undefined. */

@@ -260,3 +260,50 @@ describe('upstream times normalized once, when the record arrives', () => {
     expect(result.success).toBe(false);
   });
 });
+
+describe('parseUpstreamTime: every wall time of a year, in zones with unusual offsets', () => {
+  // Offsets are remembered per hour; this walks 2024 in 30-minute steps through zones with DST
+  // (a whole hour, and Lord Howe's half hour) and a +05:45 zone, and checks each wall time the
+  // zone's clocks showed against Intl directly.
+  const zones = ['America/New_York', 'Australia/Lord_Howe', 'Asia/Kathmandu'];
+  const pad = (n: number) => String(n).padStart(2, '0');
+
+  it.each(zones)(
+    '%s: each wall time reads back as its instant, or is refused when repeated',
+    (zone) => {
+      const wall = new Intl.DateTimeFormat('en-US', {
+        timeZone: zone,
+        hourCycle: 'h23',
+        year: 'numeric',
+        month: 'numeric',
+        day: 'numeric',
+        hour: 'numeric',
+        minute: 'numeric',
+        second: 'numeric',
+      });
+      const start = Date.UTC(2024, 0, 1);
+      const seen = new Map<string, number>();
+      const texts: Array<[string, number]> = [];
+      for (let t = start; t < start + 366 * 86_400_000; t += 30 * 60_000) {
+        const f: Record<string, string> = {};
+        for (const part of wall.formatToParts(t)) f[part.type] = part.value;
+        const text = `${pad(Number(f.day))}-${pad(Number(f.month))}-${f.year} ${f.hour}:${f.minute}:${f.second}`;
+        seen.set(text, (seen.get(text) ?? 0) + 1);
+        texts.push([text, t]);
+      }
+      let repeated = 0;
+      for (const [text, t] of texts) {
+        const read = parseUpstreamTime(text, 'kyc', zone);
+        if ((seen.get(text) ?? 0) > 1) {
+          repeated++;
+          expect(read, text).toBeUndefined();
+        } else {
+          expect(read, text).toBe(new Date(t).toISOString());
+        }
+      }
+      // The zones with DST repeat some wall times; the others none.
+      if (zone === 'Asia/Kathmandu') expect(repeated).toBe(0);
+      else expect(repeated).toBeGreaterThan(0);
+    },
+  );
+});
