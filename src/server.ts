@@ -209,6 +209,22 @@ function refuseEarly(req: IncomingMessage, res: ServerResponse, error: GatewayEr
   res.end(body);
 }
 
+/**
+ * The whole body as text, from the stream's events (an async iterator over the request added a
+ * promise per chunk). Rejects when the client goes away before the end.
+ */
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.once('error', reject);
+    req.once('close', () => {
+      if (!req.complete) reject(new Error('the request was cut short'));
+    });
+  });
+}
+
 /** Builds the gateway. */
 export function createGateway(deps: GatewayDeps): Gateway {
   const { metrics, logger } = deps;
@@ -337,9 +353,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     res: ServerResponse,
     context: NodeServerContext,
   ): Promise<void> => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = Buffer.concat(chunks).toString('utf8');
+    const body = await readBody(req);
     const outcome = await jsonTransport(req, res, body, context);
     metrics.jsonTransport.inc({ outcome });
     if (outcome === 'answered') return;
