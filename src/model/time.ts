@@ -79,31 +79,30 @@ function offsetFromIntl(t: number, zone: string): number {
   return local - t;
 }
 
-const HOUR_MS = 3_600_000;
-/** Hours remembered per zone; past it the memory starts again (a bound, not an eviction order). */
-const MAX_HOURS_PER_ZONE = 50_000;
-/** Per zone: hour index → the offset throughout that hour, or NaN when it changes inside it. */
-const offsetsByHour = new Map<string, Map<number, number>>();
+/** Days remembered per zone; past it the memory starts again (a bound, not an eviction order). */
+const MAX_DAYS_PER_ZONE = 20_000;
+/** Per zone: UTC day index → the offset throughout that day, or NaN when it changes inside it. */
+const offsetsByDay = new Map<string, Map<number, number>>();
 
 /**
- * `offsetFromIntl`, remembered per hour: `formatToParts` costs microseconds and a record has
- * several times. An hour whose first and last second have the same offset has it throughout
- * (zones change their offset at most once in an hour); an hour with a change inside it is
- * computed each time.
+ * `offsetFromIntl`, remembered per UTC day: `formatToParts` costs microseconds and a record has
+ * several times. A day whose first and last second have the same offset has it throughout (no
+ * zone changes its offset twice in a day); the few days with a change inside them are computed
+ * each time.
  */
 function offsetAt(t: number, zone: string): number {
-  let hours = offsetsByHour.get(zone);
-  if (!hours) {
-    hours = new Map();
-    offsetsByHour.set(zone, hours);
+  let days = offsetsByDay.get(zone);
+  if (!days) {
+    days = new Map();
+    offsetsByDay.set(zone, days);
   }
-  const hour = Math.floor(t / HOUR_MS);
-  let offset = hours.get(hour);
+  const day = Math.floor(t / DAY_MS);
+  let offset = days.get(day);
   if (offset === undefined) {
-    const first = offsetFromIntl(hour * HOUR_MS, zone);
-    offset = first === offsetFromIntl((hour + 1) * HOUR_MS - 1000, zone) ? first : Number.NaN;
-    if (hours.size >= MAX_HOURS_PER_ZONE) hours.clear();
-    hours.set(hour, offset);
+    const first = offsetFromIntl(day * DAY_MS, zone);
+    offset = first === offsetFromIntl((day + 1) * DAY_MS - 1000, zone) ? first : Number.NaN;
+    if (days.size >= MAX_DAYS_PER_ZONE) days.clear();
+    days.set(day, offset);
   }
   return Number.isNaN(offset) ? offsetFromIntl(t, zone) : offset;
 }

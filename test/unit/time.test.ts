@@ -262,7 +262,7 @@ describe('upstream times normalized once, when the record arrives', () => {
 });
 
 describe('parseUpstreamTime: every wall time of a year, in zones with unusual offsets', () => {
-  // Offsets are remembered per hour; this walks 2024 in 30-minute steps through zones with DST
+  // Offsets are remembered per day; this walks 2024 in 30-minute steps through zones with DST
   // (a whole hour, and Lord Howe's half hour) and a +05:45 zone, and checks each wall time the
   // zone's clocks showed against Intl directly.
   const zones = ['America/New_York', 'Australia/Lord_Howe', 'Asia/Kathmandu'];
