@@ -45,7 +45,7 @@ export const STUB_CREDENTIALS = {
 /** HS256 secret of the auth-on runs (at least 32 bytes). */
 export const BENCH_JWT_SECRET = 'bench-jwt-secret-that-is-long-enough-for-hs256';
 
-/** Upstream paths (spec 4.1, 4.2). */
+/** Upstream paths of the payment and KYC interfaces. */
 export const PAYMENT_PATH = '/pg/api/v1/transaction/status/';
 export const KYC_PATH = '/api/v1/user/kyc';
 

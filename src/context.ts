@@ -3,7 +3,7 @@ import type { Viewer } from './auth/viewer.ts';
 import type { LiveStatusHub } from './live/hub.ts';
 import type { Loaders, StaleRecord } from './loaders/index.ts';
 
-/** Public values of the KYC widget (spec 2.3); never the secret key. */
+/** Public values of the KYC widget (what the browser needs to start it); never the secret key. */
 export interface KycSdkSettings {
   scriptUrl: string;
   publicKey: string;

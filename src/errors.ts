@@ -14,7 +14,7 @@ const UPSTREAM_LABEL: Record<UpstreamName, string> = {
 };
 
 /**
- * An expected failure with a contract code. Yoga passes these through error masking, so the
+ * An expected failure with an `ErrorCode`. Yoga passes these through error masking, so the
  * message must be safe to show: no upstream URL, body, header or credential ever goes in.
  */
 export class GatewayError extends GraphQLError {
@@ -31,7 +31,7 @@ export class BadUserInputError extends GatewayError {
   }
 }
 
-/** Stops the whole request with HTTP 401 (contract §3). */
+/** Stops the whole request with HTTP 401. */
 export class UnauthenticatedError extends GatewayError {
   constructor(message = 'A valid bearer token is required.') {
     super('UNAUTHENTICATED', message, {

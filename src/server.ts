@@ -1,6 +1,6 @@
 /**
  * createGateway(deps): the Yoga instance, its plugins and the small HTTP router around it
- * (contract §2). No globals: everything it uses is passed in, so tests build gateways against
+ * (docs/api.md). No globals: everything it uses is passed in, so tests build gateways against
  * their own upstream servers on loopback.
  */
 import { randomUUID } from 'node:crypto';
@@ -134,7 +134,7 @@ export interface GatewayDeps {
 }
 
 export interface Gateway {
-  /** A node:http request listener serving every path of contract §2. */
+  /** A node:http request listener serving every path of docs/api.md. */
   handle: (req: IncomingMessage, res: ServerResponse) => void;
   /** A node:http server for `handle`, with the slow-client timeouts set and WebSockets. */
   createServer: () => Server;

@@ -1,4 +1,4 @@
-/** Who is asking, and what they may read (contract §3). */
+/** Who is asking, and what they may read (scopes, or their own records). */
 import { ForbiddenError } from '../errors.ts';
 
 export const SCOPE_TRANSACTIONS = 'transactions:read';

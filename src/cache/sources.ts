@@ -1,6 +1,6 @@
 /**
  * Where records come from: the cache first, then the upstream, with single flight across
- * requests and the TTL policy of contract §8. Created once per process; loaders wrap it per
+ * requests and the TTL policy of the settings (`CACHE_TTL_*`). Created once per process; loaders wrap it per
  * request. Only records that every authorized caller may see are stored here: the resolvers
  * check access before asking.
  *

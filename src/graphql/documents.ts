@@ -128,7 +128,7 @@ export function createDocumentPreparer(options: {
 
 /**
  * Marks an error that stops the request before execution the way GraphQL over HTTP answers it:
- * its contract code unless it has one, 400 under `application/graphql-response+json` and 200
+ * its schema error code unless it has one, 400 under `application/graphql-response+json` and 200
  * under `application/json` (`spec`), whichever path serves the request.
  */
 function requestError(error: GraphQLError, code: string): void {

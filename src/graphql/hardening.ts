@@ -1,5 +1,5 @@
 /**
- * Protections that run before any resolver or upstream call (contract §9, issue "Hardening"):
+ * Protections that run before any resolver or upstream call:
  * document size, tokens, depth, aliases, directives (GraphQL Armor), root fields and cost
  * (ours: cost counts `transactions` by the length of its list, variables included), trusted
  * documents, field suggestions and introspection in production, and error codes on every error.
@@ -220,9 +220,9 @@ const REQUEST_ERROR_CODE: ReadonlyArray<[RegExp, string]> = [
 ];
 
 /**
- * Every error carries a contract code (§4): Yoga's own request errors (`BAD_REQUEST`: bad
+ * Every error carries one of the schema's `ErrorCode` values: Yoga's own request errors (`BAD_REQUEST`: bad
  * JSON, no query, a mutation over GET; `OPERATION_RESOLUTION_FAILURE`: no operation matches
- * `operationName`; any other code outside the contract) become GRAPHQL_PARSE_FAILED or
+ * `operationName`; any other code outside `ErrorCode`) become GRAPHQL_PARSE_FAILED or
  * GRAPHQL_VALIDATION_FAILED, and `originalError` details are dropped.
  */
 export function withContractCodes(result: ExecutionResult): ExecutionResult {

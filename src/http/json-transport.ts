@@ -33,7 +33,7 @@ export interface Enveloped {
 export interface JsonTransportDeps<S> {
   /** The pipeline for one request, given the request's initial context. */
   getEnveloped: (server: S) => Enveloped;
-  /** The result as it goes out: contract codes checked, recorded for the log line and metrics. */
+  /** The result as it goes out: error codes checked, recorded for the log line and metrics. */
   finish: (result: ExecutionResult, server: S) => ExecutionResult;
 }
 

@@ -22,7 +22,7 @@ function part(body: unknown): string {
   return `\r\n--${BOUNDARY}\r\ncontent-type: application/json; charset=utf-8\r\n\r\n${JSON.stringify(body)}`;
 }
 
-/** The Yoga plugin; `finish` gives each result its contract codes. */
+/** The Yoga plugin; `finish` gives each result its `ErrorCode` values. */
 export function useApolloMultipartSubscriptions(
   finish: (result: ExecutionResult) => ExecutionResult,
 ): Plugin {

@@ -1,5 +1,5 @@
 /**
- * Live transaction status (contract §10) behind `Subscription.transactionStatus`: one poller per
+ * Live transaction status behind `Subscription.transactionStatus`: one poller per
  * txRef, whatever the number of subscribers, fanning its results out to all of them.
  *
  * Two implementations: {@link MemoryLiveStatusHub} (one process: a poller per txRef in this

@@ -1,4 +1,4 @@
-/** Reading the card expiry `MM/YY` (contract §1, `Card`). */
+/** Reading the card expiry `MM/YY` (`Card.expiryMonth`, `Card.expiryYear`). */
 
 export interface Expiry {
   month: number;

@@ -1,5 +1,5 @@
 /**
- * Exact amounts of money (contract §1, `Money`). The payment service's amounts are read from the
+ * Exact amounts of money (the `Money` type). The payment service's amounts are read from the
  * JSON text itself and kept as decimal text; every computation below is on BigInt, never on a
  * binary float, so 0.1 + 0.2-style values and amounts beyond 2^53 come out as they were sent.
  */

@@ -1,4 +1,4 @@
-/** Normalisation of the upstream `txStatus` (contract §1, `TransactionStatus`). */
+/** Normalisation of the upstream `txStatus` into the `TransactionStatus` enum. */
 import type { TransactionStatus } from '../graphql/generated/resolvers-types.ts';
 
 const STATUS_BY_RAW: ReadonlyMap<string, TransactionStatus> = new Map([

@@ -1,5 +1,5 @@
 /**
- * Reading upstream times, which carry no zone, as instants (contract §1, `DateTime`).
+ * Reading upstream times, which carry no zone, as instants (the `DateTime` scalar).
  * Payment: `Jan 5, 2024, 3:04:05 PM` (the space before AM/PM may be a narrow no-break space, as
  * `Intl` writes it). KYC: `05-01-2024 15:04:05` (DD-MM-YYYY). An ISO 8601 time with an offset is
  * accepted too. Anything else — an impossible date, hour 13 PM, 24:00:00, a wall time that does

@@ -1,6 +1,6 @@
 /**
- * Turns an upstream HTTP answer into a record, `null` (unknown) or a contract error. Shared by
- * both clients so that both interfaces follow one rule set (contract §4, §6).
+ * Turns an upstream HTTP answer into a record, `null` (unknown) or a gateway error. Shared by
+ * both clients so that both interfaces follow one rule set.
  */
 import type { z } from 'zod';
 import {

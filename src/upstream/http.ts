@@ -1,7 +1,7 @@
 /**
  * The HTTP layer shared by both upstream clients: a keep-alive connection pool per upstream,
  * one time budget per read (retries included), retries of GETs on connection errors, 429, 502,
- * 503 and 504 with jittered exponential backoff (contract §4), a circuit breaker and a cap on
+ * 503 and 504 with jittered exponential backoff, a circuit breaker and a cap on
  * concurrent calls (cockatiel).
  *
  * The retry loop is written here rather than with cockatiel's retry policy because two rules

@@ -1,4 +1,4 @@
-/** Client of the KYC interface: `GET /api/v1/user/kyc?userRef=…&slug=…` (spec 4.2). */
+/** Client of the KYC interface: `GET /api/v1/user/kyc?userRef=…&slug=…` with the secret key. */
 
 import type { KycUpstreamConfig, UpstreamPolicyConfig } from '../config.ts';
 import type { Tracing } from '../observability/tracing.ts';

@@ -1,4 +1,4 @@
-/** Client of the payment interface: `GET /pg/api/v1/transaction/status/{txRef}` (spec 4.1). */
+/** Client of the payment interface: `GET /pg/api/v1/transaction/status/{txRef}` with the access token. */
 
 import type { PaymentUpstreamConfig, UpstreamPolicyConfig } from '../config.ts';
 import type { Tracing } from '../observability/tracing.ts';

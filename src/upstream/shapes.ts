@@ -1,11 +1,11 @@
 /**
- * The upstream JSON, described once, validated and normalized as it arrives (spec §2). What
+ * The upstream JSON, described once, validated and normalized as it arrives. What
  * leaves this module is the record the resolvers serve: times already instants, amounts already
  * exact `Money`, the status already mapped, the card already split. It is plain JSON data, so
  * the cache (memory or Redis) keeps it as it is and a cache hit reads properties, nothing more.
  * Codegen maps each schema type to one of these records.
  *
- * Leniency rules (contract §4): unknown extra fields are dropped, missing optional fields become
+ * Leniency rules: unknown extra fields are dropped, missing optional fields become
  * `null`, numbers sent as numeric strings are accepted, but a field of the wrong type rejects the
  * whole record. A time that cannot be read rejects nothing: it becomes an `Unreadable` marker,
  * which its field resolver turns into an error on that field only. Card digits are cut to six
@@ -284,7 +284,7 @@ function buildShapes(zone: string) {
       };
     });
 
-  /** The transaction status response of spec §2.1 (`{ event, data }`). */
+  /** The transaction status response (`{ event, data }`). */
   const transactionResponse = z.object({ event: strictText, data: transactionDataShape });
 
   const checkShape = z
@@ -350,7 +350,7 @@ function buildShapes(zone: string) {
       levels: u.levels,
     }));
 
-  /** The KYC details response of spec §2.2 (`{ message, error, data }`), when `error` is false. */
+  /** The KYC details response (`{ message, error, data }`), when `error` is false. */
   const kycResponse = z.object({ message: strictText, error: flag, data: kycDataShape });
 
   return { transactionResponse, kycResponse };

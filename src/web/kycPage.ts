@@ -1,5 +1,5 @@
 /**
- * The KYC web page at `/kyc` (contract §2): the HTML (web/kyc/index.html), its stylesheet and
+ * The KYC web page at `/kyc`: the HTML (web/kyc/index.html), its stylesheet and
  * its script (bundled into web/generated/kyc-page.js by `npm run build:web`).
  *
  * Where the page's token comes from:

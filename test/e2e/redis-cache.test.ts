@@ -1,5 +1,5 @@
 /**
- * Scale-out on Redis (issue 5), with real processes: two `node src/main.ts` gateways share one
+ * Scale-out on Redis, with real processes: two `node src/main.ts` gateways share one
  * real redis-server and one fixture payment upstream that counts its calls. The shared cache
  * (across processes and restarts, keys without personal data), single flight across processes,
  * and rate-limit counters shared by both.

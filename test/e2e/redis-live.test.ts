@@ -1,5 +1,5 @@
 /**
- * Live status across processes (issue 5): two `node src/main.ts` gateways share one real
+ * Live status across processes: two `node src/main.ts` gateways share one real
  * redis-server and one fixture payment upstream whose PENDING references turn SUCCESSFUL at a
  * time the test sets. Subscribers use the graphql-sse client (distinct connections mode). One
  * poll sequence serves every subscriber of the cluster; a killed poller is replaced; polling

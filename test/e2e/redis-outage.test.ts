@@ -1,5 +1,5 @@
 /**
- * Redis going away and coming back (issue 5), with a real `node src/main.ts` gateway and a real
+ * Redis going away and coming back, with a real `node src/main.ts` gateway and a real
  * redis-server stopped by its PID (SIGTERM) and started again on the same port: the gateway
  * serves throughout from the upstream, quickly; /readyz says 503 while Redis is away and 200
  * when it is back; rate limits fail open; live status still works; logs and metrics say so.

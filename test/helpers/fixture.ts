@@ -97,7 +97,7 @@ export async function startFixture(handler: FixtureHandler): Promise<Fixture> {
   };
 }
 
-/** A well-formed transaction status answer (spec §2.1) with overrides of `data`. */
+/** A well-formed transaction status answer with overrides of `data`. */
 export function transactionBody(data: Record<string, unknown> = {}, event = 'PAYMENT_SUCCESSFUL') {
   return {
     event,
@@ -127,7 +127,7 @@ export function transactionBody(data: Record<string, unknown> = {}, event = 'PAY
   };
 }
 
-/** A well-formed KYC details answer (spec §2.2) with overrides of `data`. */
+/** A well-formed KYC details answer with overrides of `data`. */
 export function kycBody(data: Record<string, unknown> = {}) {
   return {
     message: 'KYC details retrieved successfully',

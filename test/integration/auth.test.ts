@@ -1,5 +1,5 @@
 /**
- * Authentication and authorization (contract §3), through HTTP against the sandbox: every
+ * Authentication and authorization, through HTTP against the sandbox: every
  * refusal is checked to have made no upstream call.
  */
 import { once } from 'node:events';

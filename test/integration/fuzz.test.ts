@@ -1,12 +1,12 @@
 /**
- * Property test of the whole HTTP surface of /graphql (issue 4, "Hardening"): operations and
+ * Property test of the whole HTTP surface of /graphql: operations and
  * variables generated from the schema (random selections, aliases, directives, argument values
  * from the sandbox's demo and failure references, odd strings, wrong types, long lists) and
  * malformed requests (truncated documents, random bytes, deep nesting, many aliases, fragment
  * chains, wrong content types, bad JSON), sent to a real gateway over the sandbox.
  *
  * Whatever arrives, the gateway must: answer within a bounded time and never with a 5xx; answer
- * JSON when it says JSON; put a contract code (§4) on every error and the masked message on
+ * JSON when it says JSON; put an `ErrorCode` on every error and the masked message on
  * INTERNAL_SERVER_ERROR; never echo an upstream credential, a stack trace or an upstream
  * address; call the payment upstream only with well-formed references; and keep serving.
  *

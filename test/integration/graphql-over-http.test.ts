@@ -1,5 +1,5 @@
 /**
- * GraphQL over HTTP (contract §2): the `graphql-http` package's server audits against a real
+ * GraphQL over HTTP: the `graphql-http` package's server audits against a real
  * gateway over the sandbox. Every MUST audit is a test of its own; SHOULD and MAY audits are
  * reported (a table on the console) and only asserted to run.
  *

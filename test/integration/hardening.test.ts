@@ -48,7 +48,7 @@ function refused(response: GraphQLResponse<unknown>): void {
 const ask = (query: string, variables: Record<string, unknown> = {}, target = gateway) =>
   noUpstreamCall(() => gql(target, query, variables, token));
 
-describe('operation limits (defaults of contract §9)', () => {
+describe('operation limits (their defaults)', () => {
   it('depth: 12 levels pass validation of depth, 13 are refused', async () => {
     // Depth is counted on the document, so an invalid deep selection still shows the rule.
     const nest = (n: number) => `${'card { '.repeat(n)}last4${' }'.repeat(n)}`;

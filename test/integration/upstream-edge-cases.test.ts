@@ -1,6 +1,6 @@
 /**
  * The gateway against fixture upstreams on loopback that answer what each test needs: exact
- * requests, call counts, caching, and every failure of contract §6.
+ * requests, call counts, caching, and every upstream failure the gateway maps to an error code.
  */
 import { describe, expect, it } from 'vitest';
 import {
@@ -163,7 +163,7 @@ describe('cache', () => {
   });
 });
 
-describe('upstream failures (contract §6)', () => {
+describe('upstream failures', () => {
   it('retries a 503 and returns the record after two calls', async () => {
     const { payment, gateway, token } = await setup((request, index) =>
       index === 0 ? { status: 503, body: 'busy' } : byRef(request, index),

@@ -55,7 +55,7 @@ describe('loadConfig: defaults', () => {
     expect(config.sandboxCredentials).toEqual({});
   });
 
-  it('uses the cache defaults of contract §8 (24 h final, 5 s pending, 60 s KYC, in memory)', () => {
+  it('uses the cache defaults (24 h final, 5 s pending, 60 s KYC, in memory)', () => {
     const { cache } = loadConfig({});
     expect(cache.url).toBeUndefined();
     expect(cache.ttlFinalSeconds).toBe(86_400);

@@ -36,7 +36,7 @@ type PageConfig = {
   pendingTxRef?: string;
 };
 
-/** The SDK as the provider documents it (spec 4.3); msg and error are read defensively. */
+/** The SDK as the provider documents it; msg and error are read defensively. */
 type KycSdk = {
   kyc(options: {
     displayInKycError: boolean;

@@ -1,6 +1,6 @@
 /**
  * The one place where a value normalized as unreadable (src/upstream/shapes.ts) becomes what the
- * contract asks for: `null` plus an error on that field only, never a guessed value.
+ * gateway promises: `null` plus an error on that field only, never a guessed value.
  */
 import { UpstreamBadResponseError, type UpstreamName } from '../../errors.ts';
 import { isUnreadable, type Unreadable } from '../../upstream/shapes.ts';

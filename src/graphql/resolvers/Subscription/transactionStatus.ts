@@ -1,5 +1,5 @@
 /**
- * Live status over SSE (contract §10): the record at once, then on each status change; ends
+ * Live status over SSE: the record at once, then on each status change; ends
  * after a final status, when the client leaves, or at the watch limit. The polling itself is the
  * live hub's (src/live/): one poller per txRef, for this process or for the whole cluster.
  */
