@@ -3,7 +3,7 @@
  * port for both, since their paths differ):
  *
  * - `GET /pg/api/v1/transaction/status/NT-GEN…`: the sandbox's deterministic SUCCESSFUL record
- *   of that reference (src/sandbox/data.ts, generatedTransaction); any other reference is 404.
+ *   of that reference (sandbox/data.ts, generatedTransaction); any other reference is 404.
  * - `GET /api/v1/user/kyc?userRef=…&slug=…`: any userRef has a record with 3 levels × 3 checks
  *   (derived from the userRef, so the same user always gets the same record).
  * - `GET /__stats`: `{"payment":n,"kyc":n}`, the calls answered since the last reset;
@@ -21,7 +21,7 @@ import {
   generatedTransaction,
   type UpstreamKycCheck,
   type UpstreamKycUser,
-} from '../src/sandbox/data.ts';
+} from '../sandbox/data.ts';
 import { KYC_PATH, PAYMENT_PATH, STUB_CREDENTIALS } from './queries.ts';
 
 const port = Number(process.env.STUB_PORT ?? '0');

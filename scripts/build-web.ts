@@ -3,7 +3,7 @@
  * `npm start` and `npm test` serve them without a build step:
  *
  * - web/kyc/main.ts          → web/generated/kyc-page.js  (the /kyc page, served by the gateway)
- * - src/sandbox/sdk/widget.ts → src/sandbox/sdk/generated/kyc-sdk.js  (the sandbox's SDK stand-in)
+ * - sandbox/sdk/widget.ts → sandbox/sdk/generated/kyc-sdk.js  (the sandbox's SDK stand-in)
  *
  * `npm run build:web:check` (in CI) builds in memory and fails when a committed file differs,
  * as `codegen:check` does for generated types.
@@ -17,7 +17,7 @@ const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
 const BUNDLES = [
   { entry: 'web/kyc/main.ts', out: 'web/generated/kyc-page.js' },
-  { entry: 'src/sandbox/sdk/widget.ts', out: 'src/sandbox/sdk/generated/kyc-sdk.js' },
+  { entry: 'sandbox/sdk/widget.ts', out: 'sandbox/sdk/generated/kyc-sdk.js' },
 ] as const;
 
 const check = process.argv.includes('--check');

@@ -2,7 +2,6 @@
  * The composition root: upstream clients → cache → sources → gateway, from validated settings.
  * main.ts and the tests both build gateways through here.
  */
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { trace } from '@opentelemetry/api';
 import { type Authenticator, createAuthenticator, signToken } from './auth/tokens.ts';
@@ -36,7 +35,6 @@ import { GatewayMetrics } from './observability/metrics.ts';
 import { type ThrottledWarn, throttledWarn } from './observability/throttled-log.ts';
 import { createTracing } from './observability/tracing.ts';
 import { RedisConnection } from './redis/connection.ts';
-import { PAYMENT_DEMO_REFERENCES, PENDING_PREFIX } from './sandbox/data.ts';
 import { createGateway, type Gateway } from './server.ts';
 import { CallerShare } from './upstream/caller-share.ts';
 import type { UpstreamObserver } from './upstream/http.ts';
@@ -63,10 +61,17 @@ export interface AppInputs {
   /** A logger to use instead of one on stdout (tests capture lines). */
   logger?: Logger;
   /**
-   * HS256 secret with which `/kyc` signs short-lived demo end-user tokens. Only for a secret
-   * made for this run in sandbox mode (main.ts) or a test's: never an operator's secret.
+   * What `/kyc` needs to sign short-lived demo end-user tokens: an HS256 secret made for this
+   * run in sandbox mode (main.ts) or a test's, never an operator's secret; the sandbox's demo
+   * payments to list in the token; and a new pending payment of the sandbox's for each token.
    */
-  kycPageDemoSecret?: string;
+  kycPageDemo?: KycPageDemo;
+}
+
+export interface KycPageDemo {
+  secret: string;
+  txRefs: readonly string[];
+  pendingTxRef: () => string;
 }
 
 const BREAKER_GAUGE = { closed: 0, open: 1, half_open: 2 } as const;
@@ -98,8 +103,6 @@ function upstreamObserver(
 
 // Long enough to verify a demo user and watch a payment settle; short for a token in a page.
 const DEMO_TOKEN_LIFETIME = '30m';
-/** The sandbox's demo payments (not its failure references), which the /kyc page offers. */
-const DEMO_TX_REFS = PAYMENT_DEMO_REFERENCES.map((doc) => doc.ref).filter(isTxRef);
 
 // --- Redis (issue 5) ---
 /**
@@ -285,17 +288,16 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
 
 function kycPage(inputs: AppInputs): KycPageHandler {
   // Demo tokens never in production, whatever secret is handed in.
-  const secret = inputs.config.production ? undefined : inputs.kycPageDemoSecret;
+  const demo = inputs.config.production ? undefined : inputs.kycPageDemo;
   return createKycPageHandler({
     sdkScriptUrl: inputs.kyc.sdkScriptUrl,
-    ...(secret !== undefined && {
+    ...(demo && {
       // An end user's token, no scope: its own KYC (sub), and only the payments listed in it,
       // as a merchant's backend would list the end user's own.
       demoToken: async (userRef: string) => {
-        // The sandbox keeps each NT-PENDING… reference pending for a while on its own clock.
-        const pendingTxRef = `${PENDING_PREFIX}${randomBytes(6).toString('hex').toUpperCase()}`;
-        const txRefs = [...DEMO_TX_REFS, pendingTxRef];
-        const token = await signToken(secret, { sub: userRef, txRefs }, DEMO_TOKEN_LIFETIME);
+        const pendingTxRef = demo.pendingTxRef();
+        const txRefs = [...demo.txRefs.filter(isTxRef), pendingTxRef];
+        const token = await signToken(demo.secret, { sub: userRef, txRefs }, DEMO_TOKEN_LIFETIME);
         return { token, txRefs, pendingTxRef };
       },
     }),

@@ -2,7 +2,7 @@
  * `npm start`: settings → (sandbox when no API URL is set) → gateway → signals.
  */
 import { randomBytes } from 'node:crypto';
-import { startApp } from './app.ts';
+import { type KycPageDemo, startApp } from './app.ts';
 import { signToken } from './auth/tokens.ts';
 import { ALL_SCOPES } from './auth/viewer.ts';
 import {
@@ -13,7 +13,6 @@ import {
   loadConfig,
   type PaymentUpstreamConfig,
 } from './config.ts';
-import { describeSandbox, type Sandbox, startSandbox } from './sandbox/index.ts';
 
 function readConfig(): GatewayConfig {
   try {
@@ -27,16 +26,35 @@ function readConfig(): GatewayConfig {
   }
 }
 
+type SandboxModule = typeof import('../sandbox/index.ts');
+
+/**
+ * The upstream simulators, a development tool beside src/: loaded only in sandbox mode, and
+ * absent from a production install (the Dockerfile does not copy them).
+ */
+async function loadSandbox(): Promise<SandboxModule> {
+  try {
+    return await import('../sandbox/index.ts');
+  } catch {
+    console.error(
+      'Cannot start: sandbox mode needs the sandbox/ folder, which this install does not have; set PAYMENT_API_URL and KYC_API_URL',
+    );
+    process.exit(1);
+  }
+}
+
 async function main(): Promise<void> {
   const config = readConfig();
-  let sandbox: Sandbox | undefined;
+  let simulators: SandboxModule | undefined;
+  let sandbox: Awaited<ReturnType<SandboxModule['startSandbox']>> | undefined;
   let payment: PaymentUpstreamConfig;
   let kyc: KycUpstreamConfig;
   if (config.payment && config.kyc) {
     payment = config.payment;
     kyc = config.kyc;
   } else {
-    sandbox = await startSandbox({
+    simulators = await loadSandbox();
+    sandbox = await simulators.startSandbox({
       host: '127.0.0.1',
       slowMs: config.sandboxSlowMs,
       recordRequests: false,
@@ -93,8 +111,12 @@ async function main(): Promise<void> {
     ...(devToken && { graphiqlHeaders: { Authorization: `Bearer ${devToken}` } }),
     // The /kyc page may sign demo end-user tokens only with the secret made for this run.
     ...(devToken &&
+      simulators &&
       !config.production &&
-      auth.mode === 'jwt' && { kycPageDemoSecret: auth.jwtSecret }),
+      auth.mode === 'jwt' &&
+      auth.jwtSecret !== undefined && {
+        kycPageDemo: { secret: auth.jwtSecret, ...simulators.demoPayments } satisfies KycPageDemo,
+      }),
   });
   if (clearCache) {
     gateway.logger.warn(
@@ -121,10 +143,10 @@ async function main(): Promise<void> {
       `KYC web page: open ${base}/kyc${devToken ? ' (verify a demo user, follow a demo payment)' : " (pass the end user's token as #token=<JWT>)"}`,
     );
   }
-  if (sandbox) {
+  if (simulators && sandbox) {
     console.log('\nSandbox mode: no PAYMENT_API_URL / KYC_API_URL set, so the built-in');
     console.log('simulators of both upstreams run in this process with demo data.');
-    console.log(describeSandbox(sandbox, { showCredentials: 'none' }));
+    console.log(simulators.describeSandbox(sandbox, { showCredentials: 'none' }));
   }
   if (devToken) {
     console.log('\nA token with every scope for this run (GraphiQL already uses it):');

@@ -359,6 +359,12 @@ function buildShapes(zone: string) {
 /** The response shapes that read upstream times in one zone. */
 export type UpstreamShapes = ReturnType<typeof buildShapes>;
 
+/** The payment interface's JSON as the gateway accepts it (the sandbox serves this). */
+export type TransactionResponseJson = z.input<UpstreamShapes['transactionResponse']>;
+
+/** The KYC interface's JSON as the gateway accepts it (the sandbox serves this). */
+export type KycResponseJson = z.input<UpstreamShapes['kycResponse']>;
+
 const shapesByZone = new Map<string, UpstreamShapes>();
 
 /** The response shapes for upstream times read in `zone` (an IANA name), built once per zone. */

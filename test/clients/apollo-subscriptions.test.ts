@@ -4,7 +4,7 @@
  */
 import { ApolloClient, gql, HttpLink, InMemoryCache } from '@apollo/client';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
 import { sandboxUpstreams, startGateway, type TestGateway } from '../helpers/gateway.ts';
 
 let sandbox: Sandbox;

@@ -5,7 +5,7 @@
  */
 import { type Client, createClient, type ExecutionResult } from 'graphql-sse';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
 import { sandboxUpstreams, startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { collectResults, type Sink } from '../helpers/subscriptions.ts';
 

@@ -9,7 +9,7 @@ import { createPersistedQueryLink } from '@apollo/client/link/persisted-queries'
 import { Client, fetchExchange, gql as urqlGql } from '@urql/core';
 import { persistedExchange } from '@urql/exchange-persisted';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
 import { codesOf, sandboxUpstreams, startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { skipRedisTests, startRedis, type TestRedis } from '../helpers/redis.ts';
 

@@ -7,7 +7,7 @@
  * to test-results/screenshots/.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
 import {
   attribute,
   count,

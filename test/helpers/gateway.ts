@@ -9,10 +9,10 @@ import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { type GraphQLFormattedError, print } from 'graphql';
 import { SignJWT } from 'jose';
 import { expect } from 'vitest';
-import { type AppInputs, createApp } from '../../src/app.ts';
+import { demoPayments, type Sandbox } from '../../sandbox/index.ts';
+import { createApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/observability/logger.ts';
-import type { Sandbox } from '../../src/sandbox/index.ts';
 
 export const TEST_JWT_SECRET = 'test-secret-that-is-long-enough-for-hs256!';
 export const PAYMENT_TOKEN = 'payment-token-SECRET-0123456789';
@@ -59,12 +59,13 @@ export function sandboxUpstreams(sandbox: Sandbox): Upstreams {
 
 /**
  * Starts a gateway against `upstreams`, with extra environment settings and composition inputs
- * (e.g. `kycPageDemoSecret` for the /kyc page's demo tokens).
+ * (e.g. `kycPageDemoSecret`: the /kyc page signs demo tokens with it, listing the sandbox's demo
+ * payments).
  */
 export async function startGateway(
   upstreams: Upstreams,
   env: Record<string, string> = {},
-  options: { logLines?: string[] } & Pick<AppInputs, 'kycPageDemoSecret'> = {},
+  options: { logLines?: string[]; kycPageDemoSecret?: string } = {},
 ): Promise<TestGateway> {
   const config = loadConfig({
     AUTH_JWT_SECRET: TEST_JWT_SECRET,
@@ -100,7 +101,7 @@ export async function startGateway(
     auth: config.auth,
     ...(logger && { logger }),
     ...(options.kycPageDemoSecret !== undefined && {
-      kycPageDemoSecret: options.kycPageDemoSecret,
+      kycPageDemo: { secret: options.kycPageDemoSecret, ...demoPayments },
     }),
   });
   const server = gateway.createServer();

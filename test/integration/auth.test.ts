@@ -7,6 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
 import {
   KycSdkConfigDocument,
   KycUserDocument,
@@ -14,7 +15,6 @@ import {
   TransactionDocument,
   VerifyTransactionDocument,
 } from '../../src/client/generated/graphql.ts';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import {
   codesOf,
   dataOf,

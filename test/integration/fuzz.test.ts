@@ -28,14 +28,14 @@ import {
   parse,
 } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ErrorCode } from '../../src/errors.ts';
 import {
   KYC_DEMO_USERS,
   KYC_FAILURE_USERS,
   PAYMENT_DEMO_REFERENCES,
   PAYMENT_FAILURE_REFERENCES,
-} from '../../src/sandbox/data.ts';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+} from '../../sandbox/data.ts';
+import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
+import { ErrorCode } from '../../src/errors.ts';
 import { loadTypeDefs } from '../../src/server.ts';
 import {
   sandboxUpstreams,

@@ -6,10 +6,10 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
 import { TransactionDocument, TransactionsDocument } from '../../src/client/generated/graphql.ts';
 import { loadTrustedDocuments } from '../../src/graphql/persisted.ts';
 import { MemoryLiveStatusHub } from '../../src/live/memory-hub.ts';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { createGateway } from '../../src/server.ts';
 import {
   codesOf,

@@ -6,6 +6,7 @@
  */
 import { decodeJwt, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
 import {
   createGatewayClient,
   PageKycSdkConfigDocument,
@@ -14,7 +15,6 @@ import {
   PagePaymentStatusDocument,
 } from '../../src/client/index.ts';
 import { loadConfig } from '../../src/config.ts';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import {
   codesOf,
   gql,

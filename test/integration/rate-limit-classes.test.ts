@@ -4,7 +4,7 @@
  * rate. Their buckets never meet, even for the same subject.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
 import {
   codesOf,
   gql,

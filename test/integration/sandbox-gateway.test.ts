@@ -3,6 +3,7 @@
  * references, the way `npm start` serves them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
 import {
   KycSdkConfigDocument,
   KycUserDocument,
@@ -11,7 +12,6 @@ import {
   TransactionsDocument,
   VerifyTransactionDocument,
 } from '../../src/client/generated/graphql.ts';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import {
   codesOf,
   dataOf,

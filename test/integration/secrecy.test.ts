@@ -9,19 +9,19 @@
 import { print } from 'graphql';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
+  KYC_DEMO_USERS,
+  KYC_FAILURE_USERS,
+  PAYMENT_DEMO_REFERENCES,
+  PAYMENT_FAILURE_REFERENCES,
+} from '../../sandbox/data.ts';
+import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
+import {
   KycUserDocument,
   RefreshKycUserDocument,
   TransactionDocument,
   TransactionsDocument,
   VerifyTransactionDocument,
 } from '../../src/client/generated/graphql.ts';
-import {
-  KYC_DEMO_USERS,
-  KYC_FAILURE_USERS,
-  PAYMENT_DEMO_REFERENCES,
-  PAYMENT_FAILURE_REFERENCES,
-} from '../../src/sandbox/data.ts';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { sandboxUpstreams, startGateway, type TestGateway } from '../helpers/gateway.ts';
 
 let sandbox: Sandbox;

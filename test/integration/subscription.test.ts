@@ -3,7 +3,7 @@
  * sandbox's pending reference that turns successful.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
 import { sandboxUpstreams, startGateway, type TestGateway } from '../helpers/gateway.ts';
 
 let sandbox: Sandbox;

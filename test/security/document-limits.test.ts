@@ -4,7 +4,7 @@
  * token limit refused as a limit in production too.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
 import {
   codesOf,
   gql,

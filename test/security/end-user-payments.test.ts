@@ -6,6 +6,7 @@
  */
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
 import {
   createGatewayClient,
   KycUserDocument,
@@ -14,7 +15,6 @@ import {
   TransactionsDocument,
   VerifyTransactionDocument,
 } from '../../src/client/index.ts';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import {
   codesOf,
   dataOf,

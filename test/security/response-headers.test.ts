@@ -3,7 +3,7 @@
  * produced it and whatever its status, tells caches not to store it and browsers not to sniff it.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
 import { sandboxUpstreams, startGateway, type TestGateway } from '../helpers/gateway.ts';
 
 let sandbox: Sandbox;

@@ -5,7 +5,7 @@
  */
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
 import { sandboxUpstreams, startGateway, type TestGateway } from '../helpers/gateway.ts';
 
 let sandbox: Sandbox;

@@ -5,13 +5,13 @@
  */
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
 import {
   createAuthenticator,
   createVerifiedTokenCache,
   VERIFIED_TOKENS_MAX_BYTES,
 } from '../../src/auth/tokens.ts';
 import { KycUserDocument, TransactionDocument } from '../../src/client/index.ts';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import {
   codesOf,
   dataOf,

@@ -4,7 +4,7 @@
  * costly, is worked on or kept, and nothing the caller names reaches a metric label.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
 import {
   codesOf,
   gql,

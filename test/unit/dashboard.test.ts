@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
 import { gql, sandboxUpstreams, startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { skipRedisTests, startRedis, type TestRedis } from '../helpers/redis.ts';
 

@@ -2,7 +2,7 @@
  * `npm run sandbox`: the two upstream simulators alone, for client teams and
  * for running the gateway against them from another process.
  */
-import { ConfigError, loadSandboxConfig } from '../config.ts';
+import { ConfigError, loadSandboxConfig } from '../src/config.ts';
 import { describeSandbox, startSandbox } from './index.ts';
 
 async function main(): Promise<void> {

@@ -5,7 +5,7 @@
  *
  * The provider documents the SDK's constructor, methods and option names (upstream spec 4.3)
  * but not the shape of `msg` (onSuccess) or `error` (onFailed); the ones below are the
- * sandbox's, documented in src/sandbox/README.md.
+ * sandbox's, documented in sandbox/README.md.
  */
 
 /** How one step of the widget asks for one check. */

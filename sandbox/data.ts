@@ -5,6 +5,7 @@
  * that a caller may mutate it without touching another sandbox instance.
  */
 import { createHash } from 'node:crypto';
+import type { KycResponseJson, TransactionResponseJson } from '../src/upstream/shapes.ts';
 
 /** Any JSON value. */
 export type JsonValue =
@@ -18,74 +19,26 @@ export type JsonValue =
 /** A JSON object. */
 export type JsonObject = { [key: string]: JsonValue };
 
-/** `customer` of a transaction record (spec 2.1). */
-export type UpstreamCustomer = {
-  fullname: string;
-  email: string;
-  phone: string;
-  joinedAt: string;
-};
+// The provider's JSON is the gateway's own validated shape, read backwards (its input): one
+// description of the wire, so a new upstream field is one line in src/upstream/shapes.ts.
 
-/** `card` of a transaction record (spec 2.1). */
-export type UpstreamCard = {
-  first: string;
-  last: string;
-  expiry: string;
-  cardType: string;
-};
+/** The transaction status response. */
+export type UpstreamTransactionResponse = TransactionResponseJson;
 
-/** `data` of the transaction status response (spec 2.1). */
-export type UpstreamTransaction = {
-  amount: number;
-  appFee: number;
-  merchantFee: number;
-  txIsSucces: boolean;
-  currency: string;
-  checkoutPoint: string;
-  paymentRef: string;
-  merchantRef: string;
-  paymentChannel: string;
-  deviceFingerPrint: string;
-  message: string;
-  txStatus: string;
-  txTimestamp: string;
-  customer?: UpstreamCustomer;
-  card?: UpstreamCard;
-};
+/** `data` of the transaction status response. */
+export type UpstreamTransaction = TransactionResponseJson['data'];
 
-/** The transaction status response (spec 2.1). */
-export type UpstreamTransactionResponse = {
-  event: string;
-  data: UpstreamTransaction;
-};
+/** `customer` of a transaction record. */
+type UpstreamCustomer = NonNullable<UpstreamTransaction['customer']>;
 
-/** A check of a KYC level (spec 2.2). */
-export type UpstreamKycCheck = {
-  name: string;
-  status: boolean;
-  query: JsonObject;
-  result: JsonObject;
-  createdAt: string;
-  updatedAt: string;
-};
+/** `data` of the KYC details response. */
+export type UpstreamKycUser = KycResponseJson['data'];
 
-/** A KYC level (spec 2.2). */
-export type UpstreamKycLevel = {
-  level: number;
-  levelName: string;
-  levelSlug: string;
-  status: boolean;
-  kyc: UpstreamKycCheck[];
-};
+/** A KYC level. */
+export type UpstreamKycLevel = UpstreamKycUser['levels'][number];
 
-/** `data` of the KYC details response (spec 2.2). */
-export type UpstreamKycUser = {
-  userRef: string;
-  name: string;
-  status: boolean;
-  level: number;
-  levels: UpstreamKycLevel[];
-};
+/** A check of a KYC level. */
+export type UpstreamKycCheck = NonNullable<UpstreamKycLevel['kyc']>[number];
 
 /** One line of the sandbox's documentation of a reference or user. */
 export type ReferenceDoc = {

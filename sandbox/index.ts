@@ -9,14 +9,25 @@ import {
   KYC_FAILURE_USERS,
   PAYMENT_DEMO_REFERENCES,
   PAYMENT_FAILURE_REFERENCES,
+  PENDING_PREFIX,
   type ReferenceDoc,
 } from './data.ts';
 import { flatHeaders, type SandboxHandler, sendJson } from './http.ts';
-import { createKycHandler, KycStore } from './kyc.ts';
+import { createKycHandler } from './kyc.ts';
+import { KycStore } from './kyc-store.ts';
 import { createPaymentHandler } from './payment.ts';
 
-export type { KycCheckInput } from './kyc.ts';
-export { KycStore } from './kyc.ts';
+export type { KycCheckInput } from './kyc-store.ts';
+export { KycStore } from './kyc-store.ts';
+
+/**
+ * The demo payments (not the failure references) that the gateway's /kyc page lists in a demo
+ * token, and a new reference that the sandbox keeps pending for a while on its own clock.
+ */
+export const demoPayments = {
+  txRefs: PAYMENT_DEMO_REFERENCES.map((doc) => doc.ref),
+  pendingTxRef: (): string => `${PENDING_PREFIX}${randomBytes(6).toString('hex').toUpperCase()}`,
+};
 
 /** Settings of {@link startSandbox}; every one is optional. */
 export interface SandboxOptions {
@@ -205,7 +216,7 @@ export function describeSandbox(
       `  KYC SDK script:  ${sandbox.sdkScriptUrl}`,
       '',
       ...references,
-      '  (more in src/sandbox/README.md)',
+      '  (more in sandbox/README.md)',
     ].join('\n');
   }
   return [

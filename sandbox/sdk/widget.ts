@@ -7,7 +7,7 @@
  * `kyc(options)`, which opens a modal dialog over the page that walks the user through the
  * checks of the level, and `close()`, which removes it. The widget talks to the sandbox next
  * to the script (`<script origin>/sdk/v1/…`) with the public key only. The shapes of `msg`
- * and `error` are in protocol.ts and src/sandbox/README.md.
+ * and `error` are in protocol.ts and sandbox/README.md.
  */
 import type {
   KycErrorCode,

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { credentialMatches, send, sendJson } from '../http.ts';
-import type { KycCheckInput, KycStore } from '../kyc.ts';
+import type { KycCheckInput, KycStore } from '../kyc-store.ts';
 import type {
   KycCheckOutcome,
   KycErrorCode,
@@ -32,7 +32,7 @@ const STYLE = readFileSync(new URL('./widget.css', import.meta.url), 'utf8');
 
 /**
  * An answer that the sandbox rejects, whatever the check: eleven zeros (an ID or BVN that
- * cannot exist), or the word `reject` in any case. Documented in src/sandbox/README.md.
+ * cannot exist), or the word `reject` in any case. Documented in sandbox/README.md.
  */
 export const REJECTED_ID_NUMBER = '00000000000';
 const REJECTED_WORD = 'reject';
@@ -300,7 +300,7 @@ function verify(options: SdkApiOptions, req: IncomingMessage, body: string): Ans
 
   // Rejected checks are recorded too, as the provider keeps failed attempts (the level then
   // reads unverified until a new attempt passes).
-  const user = options.store.recordLevel(request.userRef, level.slug, checks, {
+  options.store.recordLevel(request.userRef, level.slug, checks, {
     name: request.name,
   });
   const failed = outcomes.filter((o) => !o.passed);
@@ -315,7 +315,7 @@ function verify(options: SdkApiOptions, req: IncomingMessage, body: string): Ans
       message: 'Verification accepted',
       data: {
         verificationId: `kyc_ver_${randomBytes(8).toString('hex')}`,
-        userRef: user.userRef,
+        userRef: request.userRef,
         levelSlug: level.slug,
         level: level.level,
         levelName: level.name,
