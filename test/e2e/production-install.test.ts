@@ -62,9 +62,15 @@ describe.skipIf(skip)('production install (npm ci --omit=dev) on Node 22.18 and 
   beforeAll(async () => {
     folder = mkdtempSync(join(tmpdir(), 'gateway-prod-'));
     const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
-    // What the Dockerfile copies from the repository (COPY lines without --from), as it is.
-    const copied = [...dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((line) =>
-      (line[1] ?? '').split(' '),
+    // What the Dockerfile copies from the repository into the gateway's image (COPY lines
+    // without --from, outside the demo-only `sandbox` stage), as it is.
+    const stages = dockerfile
+      .split(/^(?=FROM )/m)
+      .filter((stage) => !/^FROM .* AS sandbox$/m.test(stage));
+    const copied = stages.flatMap((stage) =>
+      [...stage.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((line) =>
+        (line[1] ?? '').split(' '),
+      ),
     );
     const files = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' })
       .split('\0')
