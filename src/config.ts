@@ -1,20 +1,14 @@
 /**
- * The only module that reads the environment. Every setting is validated here; a setting that
- * is present but wrong stops the start with one line naming the variable (never its value when
- * the variable holds a credential).
+ * The only module that reads the environment, through the declared settings (settings.ts): each
+ * variable is read and validated by its own schema there; the rules between variables (sandbox
+ * mode, production refusals, auth) are here. A setting that is present but wrong stops the start
+ * with one line naming the variable (never its value when the variable holds a credential).
  */
 
 import type { TracingConfig } from './observability/tracing.ts';
+import { ConfigError, type Env, readSetting } from './settings.ts';
 
-/** A setting that is present but unusable. `variable` names it; the message never holds a secret. */
-export class ConfigError extends Error {
-  readonly variable: string;
-  constructor(variable: string, message: string) {
-    super(`${variable}: ${message}`);
-    this.name = 'ConfigError';
-    this.variable = variable;
-  }
-}
+export { ConfigError };
 
 /** Settings of the payment interface (spec 4.1). */
 export interface PaymentUpstreamConfig {
@@ -145,21 +139,14 @@ export interface UpstreamPolicyConfig {
  * from here; the SDK reads no further variable.
  */
 function tracing(env: Env): TracingConfig | undefined {
-  const traces = url(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', ['https:', 'http:']);
-  const base = url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', ['https:', 'http:']);
+  const traces = readSetting(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
+  const base = readSetting(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
   const endpoint = traces ?? (base === undefined ? undefined : `${base}/v1/traces`);
   if (endpoint === undefined) return undefined;
-  const protocol = raw(env, 'OTEL_EXPORTER_OTLP_PROTOCOL') ?? 'http/protobuf';
-  if (protocol !== 'http/protobuf' && protocol !== 'http/json') {
-    throw new ConfigError(
-      'OTEL_EXPORTER_OTLP_PROTOCOL',
-      `must be http/protobuf or http/json (got ${JSON.stringify(protocol)})`,
-    );
-  }
   return {
     url: endpoint,
-    protocol,
-    serviceName: raw(env, 'OTEL_SERVICE_NAME') ?? 'payment-kyc-gateway',
+    protocol: readSetting(env, 'OTEL_EXPORTER_OTLP_PROTOCOL'),
+    serviceName: readSetting(env, 'OTEL_SERVICE_NAME'),
   };
 }
 
@@ -235,72 +222,6 @@ export interface GatewayConfig {
   };
 }
 
-type Env = Record<string, string | undefined>;
-
-const SECRET_VARIABLES = new Set([
-  'PAYMENT_ACCESS_TOKEN',
-  'KYC_SECRET_KEY',
-  'AUTH_JWT_SECRET',
-  'CACHE_URL',
-  'CACHE_ENCRYPTION_KEY',
-  'CACHE_ENCRYPTION_OLD_KEYS',
-]);
-
-function raw(env: Env, name: string): string | undefined {
-  const value = env[name];
-  if (value === undefined) return undefined;
-  const trimmed = value.trim();
-  return trimmed === '' ? undefined : trimmed;
-}
-
-function shown(name: string, value: string): string {
-  return SECRET_VARIABLES.has(name) ? '(value hidden)' : JSON.stringify(value);
-}
-
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const value = raw(env, name);
-  if (value === undefined) return fallback;
-  if (!/^-?\d+$/.test(value)) {
-    throw new ConfigError(name, `must be a whole number (got ${shown(name, value)})`);
-  }
-  const parsed = Number(value);
-  if (parsed < min || parsed > max) {
-    throw new ConfigError(name, `must be from ${min} to ${max} (got ${value})`);
-  }
-  return parsed;
-}
-
-function boolean(env: Env, name: string, fallback: boolean): boolean {
-  const value = raw(env, name);
-  if (value === undefined) return fallback;
-  const lower = value.toLowerCase();
-  if (['1', 'true', 'yes', 'on'].includes(lower)) return true;
-  if (['0', 'false', 'no', 'off'].includes(lower)) return false;
-  throw new ConfigError(name, `must be true or false (got ${shown(name, value)})`);
-}
-
-function url(env: Env, name: string, protocols: readonly string[]): string | undefined {
-  const value = raw(env, name);
-  if (value === undefined) return undefined;
-  let parsed: URL;
-  try {
-    parsed = new URL(value);
-  } catch {
-    throw new ConfigError(name, `must be an absolute URL (got ${shown(name, value)})`);
-  }
-  if (!protocols.includes(parsed.protocol)) {
-    throw new ConfigError(
-      name,
-      `must use ${protocols.map((p) => p.replace(':', '')).join(' or ')} (got ${parsed.protocol.replace(':', '')})`,
-    );
-  }
-  if (parsed.search || parsed.hash) {
-    throw new ConfigError(name, 'must not carry a query string or fragment');
-  }
-  // A trailing slash does not matter (contract §5): the clients append their own paths.
-  return parsed.href.replace(/\/+$/, '');
-}
-
 /**
  * True for a host that never leaves the machine: 127.0.0.0/8, ::1, localhost. (URL has already
  * normalised the IPv4 spellings such as `127.1` or `0x7f.1`.)
@@ -309,13 +230,15 @@ function isLoopback(hostname: string): boolean {
   return hostname === 'localhost' || hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(hostname);
 }
 
+type HttpUrlSetting = 'PAYMENT_API_URL' | 'KYC_API_URL' | 'KYC_SDK_SCRIPT_URL' | 'AUTH_JWKS_URL';
+
 /**
  * An http(s) URL; plain http to another machine only when `plainHttpAllowed` (outside
  * production, or `ALLOW_INSECURE_HTTP=true`): it would carry credentials, records or a script
  * the browser runs, readable and changeable on the way.
  */
-function httpUrl(env: Env, name: string, plainHttpAllowed: boolean): string | undefined {
-  const value = url(env, name, ['https:', 'http:']);
+function httpUrl(env: Env, name: HttpUrlSetting, plainHttpAllowed: boolean): string | undefined {
+  const value = readSetting(env, name);
   if (value === undefined || plainHttpAllowed) return value;
   const parsed = new URL(value);
   if (parsed.protocol === 'http:' && !isLoopback(parsed.hostname)) {
@@ -327,141 +250,28 @@ function httpUrl(env: Env, name: string, plainHttpAllowed: boolean): string | un
   return value;
 }
 
-function required(env: Env, name: string, because: string): string {
-  const value = raw(env, name);
+type RequiredSetting =
+  | 'PAYMENT_ACCESS_TOKEN'
+  | 'KYC_SECRET_KEY'
+  | 'KYC_PUBLIC_KEY'
+  | 'KYC_BUSINESS_SLUG'
+  | 'KYC_SDK_SCRIPT_URL';
+
+function required(value: string | undefined, name: RequiredSetting, because: string): string {
   if (value === undefined) throw new ConfigError(name, `must be set ${because}`);
   return value;
 }
 
-function timeZone(env: Env): string {
-  const value = raw(env, 'UPSTREAM_TIME_ZONE') ?? 'UTC';
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: value });
-  } catch {
-    throw new ConfigError(
-      'UPSTREAM_TIME_ZONE',
-      `must be an IANA time zone such as UTC or Africa/Lagos (got ${JSON.stringify(value)})`,
-    );
-  }
-  return value;
-}
-
-function host(env: Env): string {
-  const value = raw(env, 'HOST') ?? '127.0.0.1';
-  if (!/^[A-Za-z0-9.:[\]-]+$/.test(value)) {
-    throw new ConfigError(
-      'HOST',
-      `must be a host name or IP address (got ${JSON.stringify(value)})`,
-    );
-  }
-  return value;
-}
-
-function slug(name: string, value: string): string {
-  if (!/^[A-Za-z0-9._-]{1,128}$/.test(value)) {
-    throw new ConfigError(
-      name,
-      `must be letters, digits, '.', '_' or '-' (got ${shown(name, value)})`,
-    );
-  }
-  return value;
-}
-
-function corsOrigins(env: Env): string[] {
-  const value = raw(env, 'CORS_ORIGINS');
-  if (value === undefined) return [];
-  return value.split(',').map((origin) => {
-    const trimmed = origin.trim();
-    let parsed: URL;
-    try {
-      parsed = new URL(trimmed);
-    } catch {
-      throw new ConfigError(
-        'CORS_ORIGINS',
-        `must list origins such as https://app.example (got ${JSON.stringify(trimmed)})`,
-      );
-    }
-    if (parsed.origin !== trimmed.replace(/\/$/, '')) {
-      throw new ConfigError(
-        'CORS_ORIGINS',
-        `must list bare origins, no path (got ${JSON.stringify(trimmed)})`,
-      );
-    }
-    return parsed.origin;
-  });
-}
-
-// --- Redis (issue 5) ---
-function keyPrefix(env: Env): string {
-  const value = raw(env, 'CACHE_KEY_PREFIX') ?? 'gw';
-  if (!/^[A-Za-z0-9._:-]{1,64}$/.test(value)) {
-    throw new ConfigError(
-      'CACHE_KEY_PREFIX',
-      `must be 1 to 64 letters, digits, '.', '_', ':' or '-' (got ${JSON.stringify(value)})`,
-    );
-  }
-  return value;
-}
-// --- end Redis ---
-
-/** 32 bytes in base64 (standard or URL-safe alphabet, padding optional), or undefined. */
-function aesKey(value: string): Buffer | undefined {
-  if (!/^[A-Za-z0-9+/_-]{43}={0,1}$/.test(value)) return undefined;
-  const key = Buffer.from(value, 'base64');
-  return key.length === 32 ? key : undefined;
-}
-
-const KEY_FORMAT = 'must be 32 bytes in base64 (e.g. from `openssl rand -base64 32`)';
-
 function cacheEncryption(env: Env): CacheConfig['encryption'] {
-  const current = raw(env, 'CACHE_ENCRYPTION_KEY');
-  const old = raw(env, 'CACHE_ENCRYPTION_OLD_KEYS');
-  if (current === undefined) {
-    if (old !== undefined) {
+  const key = readSetting(env, 'CACHE_ENCRYPTION_KEY');
+  const oldKeys = readSetting(env, 'CACHE_ENCRYPTION_OLD_KEYS');
+  if (key === undefined) {
+    if (oldKeys !== undefined) {
       throw new ConfigError('CACHE_ENCRYPTION_OLD_KEYS', 'needs CACHE_ENCRYPTION_KEY to be set');
     }
     return undefined;
   }
-  const key = aesKey(current);
-  if (!key) throw new ConfigError('CACHE_ENCRYPTION_KEY', KEY_FORMAT);
-  const oldKeys = (old ?? '')
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter(Boolean)
-    .map((entry, index) => {
-      const oldKey = aesKey(entry);
-      if (!oldKey) {
-        throw new ConfigError(
-          'CACHE_ENCRYPTION_OLD_KEYS',
-          `entry ${index + 1}: ${KEY_FORMAT}, comma-separated`,
-        );
-      }
-      return oldKey;
-    });
-  return { key, oldKeys };
-}
-
-function trustedDocuments(env: Env): TrustedDocumentsMode {
-  const value = (raw(env, 'TRUSTED_DOCUMENTS') ?? 'allow').toLowerCase();
-  if (value === 'off' || value === 'allow' || value === 'only') return value;
-  throw new ConfigError(
-    'TRUSTED_DOCUMENTS',
-    `must be off, allow or only (got ${JSON.stringify(value)})`,
-  );
-}
-
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-
-function logLevel(env: Env): LogConfig['level'] {
-  const value = (raw(env, 'LOG_LEVEL') ?? 'info').toLowerCase();
-  const level = LOG_LEVELS.find((l) => l === value);
-  if (!level) {
-    throw new ConfigError(
-      'LOG_LEVEL',
-      `must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(value)})`,
-    );
-  }
-  return level;
+  return { key, oldKeys: oldKeys ?? [] };
 }
 
 /**
@@ -474,11 +284,11 @@ function auth(
   devSecretAllowed: boolean,
   plainHttpAllowed: boolean,
 ): AuthConfig | undefined {
-  const disabled = boolean(env, 'AUTH_DISABLED', false);
-  const jwtSecret = raw(env, 'AUTH_JWT_SECRET');
+  const disabled = readSetting(env, 'AUTH_DISABLED');
+  const jwtSecret = readSetting(env, 'AUTH_JWT_SECRET');
   const jwksUrl = httpUrl(env, 'AUTH_JWKS_URL', plainHttpAllowed);
-  const issuer = raw(env, 'AUTH_ISSUER');
-  const audience = raw(env, 'AUTH_AUDIENCE');
+  const issuer = readSetting(env, 'AUTH_ISSUER');
+  const audience = readSetting(env, 'AUTH_AUDIENCE');
   if (disabled && production) {
     throw new ConfigError(
       'AUTH_DISABLED',
@@ -486,9 +296,6 @@ function auth(
     );
   }
   if (disabled) return { mode: 'disabled' };
-  if (jwtSecret !== undefined && Buffer.byteLength(jwtSecret, 'utf8') < 32) {
-    throw new ConfigError('AUTH_JWT_SECRET', 'must be at least 32 bytes long for HS256');
-  }
   if (jwtSecret === undefined && jwksUrl === undefined) {
     if (devSecretAllowed) return undefined;
     throw new ConfigError(
@@ -511,13 +318,12 @@ function auth(
  */
 export function loadConfig(env: Env): GatewayConfig {
   const production =
-    raw(env, 'NODE_ENV') === 'production' || boolean(env, 'GATEWAY_PRODUCTION', false);
-  const plainHttpAllowed = !production || boolean(env, 'ALLOW_INSECURE_HTTP', false);
+    readSetting(env, 'NODE_ENV') === 'production' || readSetting(env, 'GATEWAY_PRODUCTION');
+  const plainHttpAllowed = !production || readSetting(env, 'ALLOW_INSECURE_HTTP');
   const paymentUrl = httpUrl(env, 'PAYMENT_API_URL', plainHttpAllowed);
   const kycUrl = httpUrl(env, 'KYC_API_URL', plainHttpAllowed);
   const sandbox = paymentUrl === undefined && kycUrl === undefined;
-  const sandboxSetting =
-    raw(env, 'SANDBOX') === undefined ? undefined : boolean(env, 'SANDBOX', false);
+  const sandboxSetting = readSetting(env, 'SANDBOX');
   if (sandboxSetting === true && !sandbox) {
     throw new ConfigError('SANDBOX', 'must not be true when PAYMENT_API_URL or KYC_API_URL is set');
   }
@@ -535,127 +341,129 @@ export function loadConfig(env: Env): GatewayConfig {
     throw new ConfigError('KYC_API_URL', 'must be set when PAYMENT_API_URL is set');
   }
   const because = 'when PAYMENT_API_URL and KYC_API_URL are set';
+  const credentials = upstreamCredentials(env);
   const payment =
     paymentUrl === undefined
       ? undefined
-      : { baseUrl: paymentUrl, accessToken: required(env, 'PAYMENT_ACCESS_TOKEN', because) };
+      : {
+          baseUrl: paymentUrl,
+          accessToken: required(credentials.paymentAccessToken, 'PAYMENT_ACCESS_TOKEN', because),
+        };
   const kyc =
     kycUrl === undefined
       ? undefined
       : {
           baseUrl: kycUrl,
-          secretKey: required(env, 'KYC_SECRET_KEY', because),
-          publicKey: required(env, 'KYC_PUBLIC_KEY', because),
-          businessSlug: slug('KYC_BUSINESS_SLUG', required(env, 'KYC_BUSINESS_SLUG', because)),
-          sdkScriptUrl:
-            httpUrl(env, 'KYC_SDK_SCRIPT_URL', plainHttpAllowed) ??
-            required(env, 'KYC_SDK_SCRIPT_URL', because),
+          secretKey: required(credentials.kycSecretKey, 'KYC_SECRET_KEY', because),
+          publicKey: required(credentials.kycPublicKey, 'KYC_PUBLIC_KEY', because),
+          businessSlug: required(credentials.kycBusinessSlug, 'KYC_BUSINESS_SLUG', because),
+          sdkScriptUrl: required(
+            httpUrl(env, 'KYC_SDK_SCRIPT_URL', plainHttpAllowed),
+            'KYC_SDK_SCRIPT_URL',
+            because,
+          ),
         };
-  const businessSlug = raw(env, 'KYC_BUSINESS_SLUG');
-  const cacheUrl = url(env, 'CACHE_URL', ['redis:', 'rediss:']);
+  const cacheUrl = readSetting(env, 'CACHE_URL');
   const authConfig = auth(env, production, sandbox && !production, plainHttpAllowed);
   const encryption = cacheEncryption(env);
   const tracingConfig = tracing(env);
   return {
     ...(tracingConfig && { tracing: tracingConfig }),
-    host: host(env),
-    port: integer(env, 'PORT', 4000, 0, 65535),
+    host: readSetting(env, 'HOST'),
+    port: readSetting(env, 'PORT'),
     production,
     sandbox,
     ...(payment && { payment }),
     ...(kyc && { kyc }),
-    sandboxCredentials: {
-      ...optional('paymentAccessToken', raw(env, 'PAYMENT_ACCESS_TOKEN')),
-      ...optional('kycSecretKey', raw(env, 'KYC_SECRET_KEY')),
-      ...optional('kycPublicKey', raw(env, 'KYC_PUBLIC_KEY')),
-      ...optional(
-        'kycBusinessSlug',
-        businessSlug === undefined ? undefined : slug('KYC_BUSINESS_SLUG', businessSlug),
-      ),
-    },
-    upstreamTimeZone: timeZone(env),
+    sandboxCredentials: credentials,
+    upstreamTimeZone: readSetting(env, 'UPSTREAM_TIME_ZONE'),
     upstream: {
-      timeoutMs: integer(env, 'UPSTREAM_TIMEOUT_MS', 5000, 50, 120_000),
-      maxAttempts: integer(env, 'UPSTREAM_MAX_ATTEMPTS', 3, 1, 10),
-      retryBaseDelayMs: integer(env, 'UPSTREAM_RETRY_BASE_DELAY_MS', 100, 1, 10_000),
-      maxConnections: integer(env, 'UPSTREAM_MAX_CONNECTIONS', 64, 1, 10_000),
-      maxConcurrent: integer(env, 'UPSTREAM_MAX_CONCURRENT', 256, 1, 100_000),
-      maxQueued: integer(env, 'UPSTREAM_MAX_QUEUED', 1000, 0, 1_000_000),
-      breakerFailureRate: integer(env, 'UPSTREAM_BREAKER_FAILURE_PERCENT', 50, 1, 100) / 100,
-      breakerWindowMs: integer(env, 'UPSTREAM_BREAKER_WINDOW_MS', 10_000, 100, 600_000),
-      breakerMinCalls: integer(env, 'UPSTREAM_BREAKER_MIN_CALLS', 10, 1, 100_000),
-      breakerHalfOpenMs: integer(env, 'UPSTREAM_BREAKER_HALF_OPEN_MS', 10_000, 10, 600_000),
+      timeoutMs: readSetting(env, 'UPSTREAM_TIMEOUT_MS'),
+      maxAttempts: readSetting(env, 'UPSTREAM_MAX_ATTEMPTS'),
+      retryBaseDelayMs: readSetting(env, 'UPSTREAM_RETRY_BASE_DELAY_MS'),
+      maxConnections: readSetting(env, 'UPSTREAM_MAX_CONNECTIONS'),
+      maxConcurrent: readSetting(env, 'UPSTREAM_MAX_CONCURRENT'),
+      maxQueued: readSetting(env, 'UPSTREAM_MAX_QUEUED'),
+      breakerFailureRate: readSetting(env, 'UPSTREAM_BREAKER_FAILURE_PERCENT') / 100,
+      breakerWindowMs: readSetting(env, 'UPSTREAM_BREAKER_WINDOW_MS'),
+      breakerMinCalls: readSetting(env, 'UPSTREAM_BREAKER_MIN_CALLS'),
+      breakerHalfOpenMs: readSetting(env, 'UPSTREAM_BREAKER_HALF_OPEN_MS'),
     },
     cache: {
       ...(cacheUrl !== undefined && { url: cacheUrl }),
-      ttlFinalSeconds: integer(env, 'CACHE_TTL_FINAL_SECONDS', 86_400, 0, 31_536_000),
-      ttlPendingSeconds: integer(env, 'CACHE_TTL_PENDING_SECONDS', 5, 0, 3600),
-      ttlKycSeconds: integer(env, 'CACHE_TTL_KYC_SECONDS', 60, 0, 86_400),
-      ttlNotFoundSeconds: integer(env, 'CACHE_TTL_NOT_FOUND_SECONDS', 5, 0, 3600),
-      maxEntries: integer(env, 'CACHE_MAX_ENTRIES', 10_000, 1, 10_000_000),
-      staleSeconds: integer(env, 'CACHE_STALE_SECONDS', 604_800, 0, 31_536_000),
-      // --- Redis (issue 5) ---
-      connectTimeoutMs: integer(env, 'CACHE_CONNECT_TIMEOUT_MS', 2000, 50, 60_000),
-      commandTimeoutMs: integer(env, 'CACHE_COMMAND_TIMEOUT_MS', 250, 10, 60_000),
-      keyPrefix: keyPrefix(env),
-      // --- end Redis ---
+      ttlFinalSeconds: readSetting(env, 'CACHE_TTL_FINAL_SECONDS'),
+      ttlPendingSeconds: readSetting(env, 'CACHE_TTL_PENDING_SECONDS'),
+      ttlKycSeconds: readSetting(env, 'CACHE_TTL_KYC_SECONDS'),
+      ttlNotFoundSeconds: readSetting(env, 'CACHE_TTL_NOT_FOUND_SECONDS'),
+      maxEntries: readSetting(env, 'CACHE_MAX_ENTRIES'),
+      staleSeconds: readSetting(env, 'CACHE_STALE_SECONDS'),
+      connectTimeoutMs: readSetting(env, 'CACHE_CONNECT_TIMEOUT_MS'),
+      commandTimeoutMs: readSetting(env, 'CACHE_COMMAND_TIMEOUT_MS'),
+      keyPrefix: readSetting(env, 'CACHE_KEY_PREFIX'),
       ...(encryption && { encryption }),
     },
     log: {
-      level: logLevel(env),
-      redactPaths: (raw(env, 'LOG_REDACT_PATHS') ?? '')
-        .split(',')
-        .map((path) => path.trim())
-        .filter(Boolean),
+      level: readSetting(env, 'LOG_LEVEL'),
+      redactPaths: readSetting(env, 'LOG_REDACT_PATHS'),
     },
-    shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 300_000),
-    sandboxSlowMs: integer(env, 'SANDBOX_SLOW_MS', 10_000, 0, 600_000),
+    shutdownGraceMs: readSetting(env, 'SHUTDOWN_GRACE_MS'),
+    sandboxSlowMs: readSetting(env, 'SANDBOX_SLOW_MS'),
     ...(authConfig && { auth: authConfig }),
-    graphiql: boolean(env, 'GRAPHIQL', !production),
-    introspection: boolean(env, 'INTROSPECTION', !production),
-    corsOrigins: corsOrigins(env),
+    graphiql: readSetting(env, 'GRAPHIQL') ?? !production,
+    introspection: readSetting(env, 'INTROSPECTION') ?? !production,
+    corsOrigins: readSetting(env, 'CORS_ORIGINS'),
     limits: {
-      depth: integer(env, 'LIMIT_DEPTH', 12, 1, 1000),
-      aliases: integer(env, 'LIMIT_ALIASES', 30, 0, 10_000),
-      directives: integer(env, 'LIMIT_DIRECTIVES', 50, 0, 10_000),
-      tokens: integer(env, 'LIMIT_TOKENS', 5000, 10, 1_000_000),
-      documentBytes: integer(env, 'LIMIT_DOCUMENT_BYTES', 65_536, 64, 16_777_216),
-      bodyBytes: integer(env, 'LIMIT_BODY_BYTES', 1_048_576, 1024, 104_857_600),
-      rootFields: integer(env, 'LIMIT_ROOT_FIELDS', 20, 1, 100),
-      cost: integer(env, 'LIMIT_COST', 5000, 1, 1_000_000),
-      fragments: integer(env, 'LIMIT_FRAGMENTS', 32, 0, 10_000),
-      documentCacheBytes: integer(env, 'DOCUMENT_CACHE_BYTES', 33_554_432, 0, 4_294_967_296),
-      requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
+      depth: readSetting(env, 'LIMIT_DEPTH'),
+      aliases: readSetting(env, 'LIMIT_ALIASES'),
+      directives: readSetting(env, 'LIMIT_DIRECTIVES'),
+      tokens: readSetting(env, 'LIMIT_TOKENS'),
+      documentBytes: readSetting(env, 'LIMIT_DOCUMENT_BYTES'),
+      bodyBytes: readSetting(env, 'LIMIT_BODY_BYTES'),
+      rootFields: readSetting(env, 'LIMIT_ROOT_FIELDS'),
+      cost: readSetting(env, 'LIMIT_COST'),
+      fragments: readSetting(env, 'LIMIT_FRAGMENTS'),
+      documentCacheBytes: readSetting(env, 'DOCUMENT_CACHE_BYTES'),
+      requestTimeoutMs: readSetting(env, 'REQUEST_TIMEOUT_MS'),
     },
     rateLimit: {
-      rps: integer(env, 'RATE_LIMIT_RPS', 10, 0, 1_000_000),
-      burst: integer(env, 'RATE_LIMIT_BURST', 60, 1, 1_000_000),
+      rps: readSetting(env, 'RATE_LIMIT_RPS'),
+      burst: readSetting(env, 'RATE_LIMIT_BURST'),
       service: {
-        rps: integer(env, 'SERVICE_RATE_LIMIT_RPS', 200, 0, 1_000_000),
-        burst: integer(env, 'SERVICE_RATE_LIMIT_BURST', 400, 1, 1_000_000),
+        rps: readSetting(env, 'SERVICE_RATE_LIMIT_RPS'),
+        burst: readSetting(env, 'SERVICE_RATE_LIMIT_BURST'),
       },
     },
-    trustedDocuments: trustedDocuments(env),
-    fastPath: boolean(env, 'FAST_PATH', true),
-    kycPage: boolean(env, 'KYC_PAGE', sandbox),
-    maxBatchSize: integer(env, 'MAX_BATCH_SIZE', 100, 1, 100),
-    maxRecordsPerRequest: integer(env, 'MAX_RECORDS_PER_REQUEST', 100, 1, 10_000),
+    trustedDocuments: readSetting(env, 'TRUSTED_DOCUMENTS'),
+    fastPath: readSetting(env, 'FAST_PATH'),
+    kycPage: readSetting(env, 'KYC_PAGE') ?? sandbox,
+    maxBatchSize: readSetting(env, 'MAX_BATCH_SIZE'),
+    maxRecordsPerRequest: readSetting(env, 'MAX_RECORDS_PER_REQUEST'),
     callerShare: {
-      maxConcurrent: integer(env, 'UPSTREAM_MAX_CONCURRENT_PER_CALLER', 16, 1, 100_000),
-      maxQueued: integer(env, 'UPSTREAM_MAX_QUEUED_PER_CALLER', 1000, 0, 1_000_000),
+      maxConcurrent: readSetting(env, 'UPSTREAM_MAX_CONCURRENT_PER_CALLER'),
+      maxQueued: readSetting(env, 'UPSTREAM_MAX_QUEUED_PER_CALLER'),
     },
     live: {
-      pollMs: integer(env, 'LIVE_POLL_MS', 1000, 100, 2000),
-      maxPollMs: integer(env, 'LIVE_MAX_POLL_MS', 30_000, 100, 300_000),
-      maxWatchMs: integer(env, 'LIVE_MAX_WATCH_SECONDS', 900, 1, 86_400) * 1000,
-      heartbeatMs: integer(env, 'LIVE_HEARTBEAT_MS', 1000, 50, 60_000),
-      maxPerCaller: integer(env, 'LIVE_MAX_PER_CALLER', 10, 1, 100_000),
+      pollMs: readSetting(env, 'LIVE_POLL_MS'),
+      maxPollMs: readSetting(env, 'LIVE_MAX_POLL_MS'),
+      maxWatchMs: readSetting(env, 'LIVE_MAX_WATCH_SECONDS') * 1000,
+      heartbeatMs: readSetting(env, 'LIVE_HEARTBEAT_MS'),
+      maxPerCaller: readSetting(env, 'LIVE_MAX_PER_CALLER'),
     },
   };
 }
 
-function optional<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {
-  return value === undefined ? {} : ({ [key]: value } as Record<K, string>);
+/** The upstream credentials that are set (the sandbox expects these when given). */
+function upstreamCredentials(env: Env): GatewayConfig['sandboxCredentials'] {
+  const paymentAccessToken = readSetting(env, 'PAYMENT_ACCESS_TOKEN');
+  const kycSecretKey = readSetting(env, 'KYC_SECRET_KEY');
+  const kycPublicKey = readSetting(env, 'KYC_PUBLIC_KEY');
+  const kycBusinessSlug = readSetting(env, 'KYC_BUSINESS_SLUG');
+  return {
+    ...(paymentAccessToken !== undefined && { paymentAccessToken }),
+    ...(kycSecretKey !== undefined && { kycSecretKey }),
+    ...(kycPublicKey !== undefined && { kycPublicKey }),
+    ...(kycBusinessSlug !== undefined && { kycBusinessSlug }),
+  };
 }
 
 /** Settings of `npm run sandbox` (the two upstream simulators alone). */
@@ -674,19 +482,10 @@ export interface SandboxConfig {
  * `SANDBOX_KYC_PORT` (4020) and the credentials it should expect.
  */
 export function loadSandboxConfig(env: Env): SandboxConfig {
-  const businessSlug = raw(env, 'KYC_BUSINESS_SLUG');
-  const tracingConfig = tracing(env);
   return {
-    ...(tracingConfig && { tracing: tracingConfig }),
-    host: host(env),
-    paymentPort: integer(env, 'SANDBOX_PAYMENT_PORT', 4010, 0, 65535),
-    kycPort: integer(env, 'SANDBOX_KYC_PORT', 4020, 0, 65535),
-    ...optional('paymentAccessToken', raw(env, 'PAYMENT_ACCESS_TOKEN')),
-    ...optional('kycSecretKey', raw(env, 'KYC_SECRET_KEY')),
-    ...optional('kycPublicKey', raw(env, 'KYC_PUBLIC_KEY')),
-    ...optional(
-      'kycBusinessSlug',
-      businessSlug === undefined ? undefined : slug('KYC_BUSINESS_SLUG', businessSlug),
-    ),
+    host: readSetting(env, 'HOST'),
+    paymentPort: readSetting(env, 'SANDBOX_PAYMENT_PORT'),
+    kycPort: readSetting(env, 'SANDBOX_KYC_PORT'),
+    ...upstreamCredentials(env),
   };
 }

@@ -1,0 +1,651 @@
+/**
+ * Every environment variable the gateway (and `npm run sandbox`) reads, declared once: its zod
+ * schema (how the text is read and what it may be), its default, one line for the docs, and
+ * whether it is a secret (its value never appears in an error). `config.ts` reads the
+ * environment only through `readSetting`, so an undeclared variable cannot be read, and
+ * `npm run docs:settings` writes the table of docs/api.md from here.
+ *
+ * A schema's messages may hold `{value}`: the text read, quoted, or `(value hidden)` for a
+ * secret; and `{text}`: the text as it is (only in messages of variables that are no secret).
+ */
+import { z } from 'zod';
+
+/** One declared variable. */
+export interface Setting<T> {
+  /** Reads the trimmed text of a variable that is set (never empty). */
+  schema: z.ZodType<T, string>;
+  /** The value when the variable is unset or empty; absent: the reader decides (see `shown`). */
+  default?: T;
+  /** The default as the docs state it, when it is not `default` itself (or there is none). */
+  shownDefault?: string;
+  description: string;
+  secret?: boolean;
+}
+
+function integer(min: number, max: number): z.ZodType<number, string> {
+  return z
+    .string()
+    .regex(/^-?\d+$/, 'must be a whole number (got {value})')
+    .transform(Number)
+    .refine((n) => n >= min && n <= max, `must be from ${min} to ${max} (got {text})`);
+}
+
+const TRUE = new Set(['1', 'true', 'yes', 'on']);
+const FALSE = new Set(['0', 'false', 'no', 'off']);
+
+const flag: z.ZodType<boolean, string> = z
+  .string()
+  .refine(
+    (v) => TRUE.has(v.toLowerCase()) || FALSE.has(v.toLowerCase()),
+    'must be true or false (got {value})',
+  )
+  .transform((v) => TRUE.has(v.toLowerCase()));
+
+const text: z.ZodType<string, string> = z.string();
+
+/**
+ * An absolute URL with one of `protocols`, no query or fragment, without its trailing slash (the
+ * clients append their own paths).
+ */
+function url(protocols: readonly string[]): z.ZodType<string, string> {
+  return z.string().transform((value, ctx) => {
+    let parsed: URL;
+    try {
+      parsed = new URL(value);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be an absolute URL (got {value})' });
+      return z.NEVER;
+    }
+    if (!protocols.includes(parsed.protocol)) {
+      const names = protocols.map((p) => p.replace(':', '')).join(' or ');
+      ctx.addIssue({
+        code: 'custom',
+        message: `must use ${names} (got ${parsed.protocol.replace(':', '')})`,
+      });
+      return z.NEVER;
+    }
+    if (parsed.search || parsed.hash) {
+      ctx.addIssue({ code: 'custom', message: 'must not carry a query string or fragment' });
+      return z.NEVER;
+    }
+    return parsed.href.replace(/\/+$/, '');
+  });
+}
+
+const httpUrl = url(['https:', 'http:']);
+
+const slug: z.ZodType<string, string> = z
+  .string()
+  .regex(/^[A-Za-z0-9._-]{1,128}$/, "must be letters, digits, '.', '_' or '-' (got {value})");
+
+function oneOf<const T extends string>(values: readonly T[], message: string) {
+  return z
+    .string()
+    .transform((v) => v.toLowerCase())
+    .refine((v): v is T => (values as readonly string[]).includes(v), message) as z.ZodType<
+    T,
+    string
+  >;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** A comma-separated list, entries trimmed, empty entries dropped. */
+const list: z.ZodType<string[], string> = z.string().transform((v) =>
+  v
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean),
+);
+
+const origins: z.ZodType<string[], string> = z.string().transform((value, ctx) => {
+  const out: string[] = [];
+  for (const origin of value.split(',')) {
+    const trimmed = origin.trim();
+    let parsed: URL;
+    try {
+      parsed = new URL(trimmed);
+    } catch {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must list origins such as https://app.example (got ${JSON.stringify(trimmed)})`,
+      });
+      return z.NEVER;
+    }
+    if (parsed.origin !== trimmed.replace(/\/$/, '')) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must list bare origins, no path (got ${JSON.stringify(trimmed)})`,
+      });
+      return z.NEVER;
+    }
+    out.push(parsed.origin);
+  }
+  return out;
+});
+
+const timeZone: z.ZodType<string, string> = z.string().refine((zone) => {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}, 'must be an IANA time zone such as UTC or Africa/Lagos (got {value})');
+
+/** 32 bytes in base64 (standard or URL-safe alphabet, padding optional). */
+function aesKey(value: string): Buffer | undefined {
+  if (!/^[A-Za-z0-9+/_-]{43}={0,1}$/.test(value)) return undefined;
+  const key = Buffer.from(value, 'base64');
+  return key.length === 32 ? key : undefined;
+}
+
+const KEY_FORMAT = 'must be 32 bytes in base64 (e.g. from `openssl rand -base64 32`)';
+
+const encryptionKey: z.ZodType<Buffer, string> = z.string().transform((value, ctx) => {
+  const key = aesKey(value);
+  if (key) return key;
+  ctx.addIssue({ code: 'custom', message: KEY_FORMAT });
+  return z.NEVER;
+});
+
+const encryptionKeys: z.ZodType<Buffer[], string> = list.transform((entries, ctx) => {
+  const keys: Buffer[] = [];
+  for (const [index, entry] of entries.entries()) {
+    const key = aesKey(entry);
+    if (!key) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `entry ${index + 1}: ${KEY_FORMAT}, comma-separated`,
+      });
+      return z.NEVER;
+    }
+    keys.push(key);
+  }
+  return keys;
+});
+
+/** A variable with a fixed default: reading it never gives undefined. */
+type Defaulted<T> = Setting<T> & { default: T };
+
+const int = (
+  min: number,
+  max: number,
+  fallback: number,
+  description: string,
+): Defaulted<number> => ({
+  schema: integer(min, max),
+  default: fallback,
+  description,
+});
+
+const bool = (fallback: boolean, description: string): Defaulted<boolean> => ({
+  schema: flag,
+  default: fallback,
+  description,
+});
+
+/** The declared variables, in the order of the docs table. */
+export const SETTINGS = {
+  PORT: int(0, 65535, 4000, 'Port the gateway listens on (`0`: any free port).'),
+  HOST: {
+    schema: z
+      .string()
+      .regex(/^[A-Za-z0-9.:[\]-]+$/, 'must be a host name or IP address (got {value})'),
+    default: '127.0.0.1',
+    description: 'Address the gateway (and `npm run sandbox`) listens on.',
+  } satisfies Setting<string>,
+  NODE_ENV: {
+    schema: text,
+    shownDefault: 'unset',
+    description: '`production`: production mode (see `GATEWAY_PRODUCTION`).',
+  } satisfies Setting<string>,
+  GATEWAY_PRODUCTION: bool(
+    false,
+    'Production mode as with `NODE_ENV=production`: GraphiQL and introspection off unless enabled, field suggestions hidden, limit values not stated, and the refusals below.',
+  ),
+  PAYMENT_API_URL: {
+    schema: httpUrl,
+    shownDefault: 'unset',
+    description:
+      'Base address of the payment interface. Unset with `KYC_API_URL`: sandbox mode outside production.',
+  } satisfies Setting<string>,
+  PAYMENT_ACCESS_TOKEN: {
+    schema: text,
+    shownDefault: 'unset',
+    description:
+      'Bearer token of the payment interface (in sandbox mode: the one the sandbox expects).',
+    secret: true,
+  } satisfies Setting<string>,
+  KYC_API_URL: {
+    schema: httpUrl,
+    shownDefault: 'unset',
+    description: 'Base address of the KYC interface; set with `PAYMENT_API_URL`.',
+  } satisfies Setting<string>,
+  KYC_SECRET_KEY: {
+    schema: text,
+    shownDefault: 'unset',
+    description: 'Secret key of the KYC interface (`x-secret-key`); required with the API URLs.',
+    secret: true,
+  } satisfies Setting<string>,
+  KYC_PUBLIC_KEY: {
+    schema: text,
+    shownDefault: 'unset',
+    description: 'Public key the KYC widget presents; required with the API URLs.',
+  } satisfies Setting<string>,
+  KYC_BUSINESS_SLUG: {
+    schema: slug,
+    shownDefault: 'unset',
+    description: 'The business slug of KYC calls and the widget; required with the API URLs.',
+  } satisfies Setting<string>,
+  KYC_SDK_SCRIPT_URL: {
+    schema: httpUrl,
+    shownDefault: 'unset',
+    description: "Address of the provider's KYC widget script; required with the API URLs.",
+  } satisfies Setting<string>,
+  SANDBOX: {
+    schema: flag,
+    shownDefault: 'unset',
+    description:
+      '`true` starts the built-in simulators on purpose (also in production, where auth is still required); `false` refuses to start without API URLs.',
+  } satisfies Setting<boolean>,
+  ALLOW_INSECURE_HTTP: bool(
+    false,
+    'In production, accepts plain `http:` to a non-loopback host for the API URLs, `KYC_SDK_SCRIPT_URL` and `AUTH_JWKS_URL`.',
+  ),
+  UPSTREAM_TIME_ZONE: {
+    schema: timeZone,
+    default: 'UTC',
+    description: 'IANA zone in which upstream times (which carry no zone) are read.',
+  } satisfies Setting<string>,
+  UPSTREAM_TIMEOUT_MS: int(
+    50,
+    120_000,
+    5000,
+    'Time budget of one upstream read, retries included.',
+  ),
+  UPSTREAM_MAX_ATTEMPTS: int(
+    1,
+    10,
+    3,
+    'Most HTTP calls for one read (retries on connection errors, 429, 502, 503, 504).',
+  ),
+  UPSTREAM_RETRY_BASE_DELAY_MS: int(
+    1,
+    10_000,
+    100,
+    'First backoff; grows per retry, with jitter. `Retry-After` wins when given.',
+  ),
+  UPSTREAM_MAX_CONNECTIONS: int(1, 10_000, 64, 'Keep-alive connections per upstream.'),
+  UPSTREAM_MAX_CONCURRENT: int(1, 100_000, 256, 'Calls in flight per upstream.'),
+  UPSTREAM_MAX_QUEUED: int(
+    0,
+    1_000_000,
+    1000,
+    'Calls waiting for a slot per upstream; beyond it, `UPSTREAM_UNAVAILABLE` at once.',
+  ),
+  UPSTREAM_MAX_CONCURRENT_PER_CALLER: int(
+    1,
+    100_000,
+    16,
+    "One caller's upstream calls in flight, in one process.",
+  ),
+  UPSTREAM_MAX_QUEUED_PER_CALLER: int(
+    0,
+    1_000_000,
+    1000,
+    "One caller's upstream calls waiting in its own queue, in one process.",
+  ),
+  UPSTREAM_BREAKER_FAILURE_PERCENT: int(
+    1,
+    100,
+    50,
+    'The circuit of an upstream opens when this share of its calls failed over the window.',
+  ),
+  UPSTREAM_BREAKER_WINDOW_MS: int(
+    100,
+    600_000,
+    10_000,
+    'The window the failure share is taken over.',
+  ),
+  UPSTREAM_BREAKER_MIN_CALLS: int(
+    1,
+    100_000,
+    10,
+    'Calls the window must hold before the circuit may open.',
+  ),
+  UPSTREAM_BREAKER_HALF_OPEN_MS: int(
+    10,
+    600_000,
+    10_000,
+    'How long an open circuit waits before letting one probe call through.',
+  ),
+  CACHE_URL: {
+    schema: url(['redis:', 'rediss:']),
+    shownDefault: 'unset: in memory',
+    description:
+      '`redis://…`: cache, locks, live-status pollers and rate limits shared by all replicas.',
+    secret: true,
+  } satisfies Setting<string>,
+  CACHE_TTL_FINAL_SECONDS: int(
+    0,
+    31_536_000,
+    86_400,
+    'How long a SUCCESSFUL or FAILED transaction is cached.',
+  ),
+  CACHE_TTL_PENDING_SECONDS: int(0, 3600, 5, 'How long a transaction that is not final is cached.'),
+  CACHE_TTL_KYC_SECONDS: int(0, 86_400, 60, 'How long KYC details are cached.'),
+  CACHE_TTL_NOT_FOUND_SECONDS: int(
+    0,
+    3600,
+    5,
+    'How long an unknown reference or user is remembered (`0`: not at all).',
+  ),
+  CACHE_MAX_ENTRIES: int(
+    1,
+    10_000_000,
+    10_000,
+    'Bound of the in-memory cache (least recently used leave first).',
+  ),
+  CACHE_STALE_SECONDS: int(
+    0,
+    31_536_000,
+    604_800,
+    'How long a final transaction is kept past its TTL, to be served (marked stale) only while the payment service is down. `0`: never.',
+  ),
+  CACHE_CONNECT_TIMEOUT_MS: int(
+    50,
+    60_000,
+    2000,
+    'Longest wait for a connection to Redis (the start waits for it at most this long).',
+  ),
+  CACHE_COMMAND_TIMEOUT_MS: int(
+    10,
+    60_000,
+    250,
+    'Longest wait for one Redis command; after a timeout, Redis counts as down for 1 s.',
+  ),
+  CACHE_KEY_PREFIX: {
+    schema: z
+      .string()
+      .regex(
+        /^[A-Za-z0-9._:-]{1,64}$/,
+        "must be 1 to 64 letters, digits, '.', '_', ':' or '-' (got {value})",
+      ),
+    default: 'gw',
+    description: 'Prefix of every Redis key and channel (several deployments may share one Redis).',
+  } satisfies Setting<string>,
+  CACHE_ENCRYPTION_KEY: {
+    schema: encryptionKey,
+    shownDefault: 'unset',
+    description:
+      '32 bytes, base64 (`openssl rand -base64 32`): records written to Redis are encrypted (AES-256-GCM).',
+    secret: true,
+  } satisfies Setting<Buffer>,
+  CACHE_ENCRYPTION_OLD_KEYS: {
+    schema: encryptionKeys,
+    shownDefault: 'unset',
+    description: 'Comma-separated earlier keys, read but never written (rotation).',
+    secret: true,
+  } satisfies Setting<Buffer[]>,
+  MAX_BATCH_SIZE: int(1, 100, 100, 'Most entries in `transactions(txRefs:)`.'),
+  MAX_RECORDS_PER_REQUEST: int(
+    1,
+    10_000,
+    100,
+    'Distinct upstream records one request may read; past it `BAD_USER_INPUT` at those positions, no call.',
+  ),
+  LIVE_POLL_MS: int(
+    100,
+    2000,
+    1000,
+    '`transactionStatus` polling interval during the first minute.',
+  ),
+  LIVE_MAX_POLL_MS: int(
+    100,
+    300_000,
+    30_000,
+    'The polling interval grows up to this after the first minute.',
+  ),
+  LIVE_MAX_WATCH_SECONDS: int(1, 86_400, 900, 'How long one `transactionStatus` may watch.'),
+  LIVE_HEARTBEAT_MS: int(
+    50,
+    60_000,
+    1000,
+    'Heartbeat of a `transactionStatus` poller (one silent for 3 beats is replaced).',
+  ),
+  LIVE_MAX_PER_CALLER: int(
+    1,
+    100_000,
+    10,
+    'Live subscriptions one caller may hold at once (per process); one more is `RATE_LIMITED`.',
+  ),
+  AUTH_JWT_SECRET: {
+    schema: z
+      .string()
+      .refine(
+        (secret) => Buffer.byteLength(secret, 'utf8') >= 32,
+        'must be at least 32 bytes long for HS256',
+      ),
+    shownDefault: 'unset',
+    description: 'HS256 secret (UTF-8 bytes, at least 32).',
+    secret: true,
+  } satisfies Setting<string>,
+  AUTH_JWKS_URL: {
+    schema: httpUrl,
+    shownDefault: 'unset',
+    description: 'JWKS for RS256/ES256 tokens.',
+  } satisfies Setting<string>,
+  AUTH_ISSUER: {
+    schema: text,
+    shownDefault: 'unset',
+    description: 'Checked against `iss` when set.',
+  } satisfies Setting<string>,
+  AUTH_AUDIENCE: {
+    schema: text,
+    shownDefault: 'unset',
+    description: 'Checked against `aud` when set.',
+  } satisfies Setting<string>,
+  AUTH_DISABLED: bool(
+    false,
+    'Turns checking off, for local work only (said loudly at start); refused in production.',
+  ),
+  GRAPHIQL: {
+    schema: flag,
+    shownDefault: 'on except in production',
+    description: 'GraphiQL on `GET /graphql` from a browser.',
+  } satisfies Setting<boolean>,
+  INTROSPECTION: {
+    schema: flag,
+    shownDefault: 'on except in production',
+    description: 'Whether introspection is answered.',
+  } satisfies Setting<boolean>,
+  KYC_PAGE: {
+    schema: flag,
+    shownDefault: 'on in sandbox mode',
+    description: 'The KYC web page at `/kyc` (404 when off).',
+  } satisfies Setting<boolean>,
+  CORS_ORIGINS: {
+    schema: origins,
+    default: [],
+    shownDefault: 'unset: no CORS',
+    description: 'Comma-separated origins allowed to call from a browser (no credentials mode).',
+  } satisfies Setting<string[]>,
+  LIMIT_DEPTH: int(1, 1000, 12, 'Deepest selection, checked before execution.'),
+  LIMIT_ALIASES: int(0, 10_000, 30, 'Most aliases in one document.'),
+  LIMIT_DIRECTIVES: int(0, 10_000, 50, 'Most directives in one document.'),
+  LIMIT_TOKENS: int(10, 1_000_000, 5000, 'Most lexical tokens in one document.'),
+  LIMIT_DOCUMENT_BYTES: int(64, 16_777_216, 65_536, 'Largest GraphQL document, in bytes.'),
+  LIMIT_BODY_BYTES: int(1024, 104_857_600, 1_048_576, 'Largest request body, in bytes.'),
+  LIMIT_ROOT_FIELDS: int(1, 100, 20, 'Most root fields in one operation (fragments expanded).'),
+  LIMIT_COST: int(
+    1,
+    1_000_000,
+    5000,
+    'Most estimated cost; `transactions` counts each of its references.',
+  ),
+  LIMIT_FRAGMENTS: int(0, 10_000, 32, 'Most fragment definitions in one document.'),
+  DOCUMENT_CACHE_BYTES: int(
+    0,
+    4_294_967_296,
+    33_554_432,
+    'Memory for parsed documents kept for reuse (only those that validated).',
+  ),
+  REQUEST_TIMEOUT_MS: int(
+    100,
+    600_000,
+    30_000,
+    'Time a client has to send its headers and body; slower connections are closed (408).',
+  ),
+  RATE_LIMIT_RPS: int(
+    0,
+    1_000_000,
+    10,
+    "End users' tokens (no scope): sustained requests per second per caller (the token's `sub`). `0` turns it off.",
+  ),
+  RATE_LIMIT_BURST: int(1, 1_000_000, 60, "End users' tokens: requests at once above that rate."),
+  SERVICE_RATE_LIMIT_RPS: int(
+    0,
+    1_000_000,
+    200,
+    'Service tokens (with scopes), in buckets of their own: sustained requests per second. `0` turns it off.',
+  ),
+  SERVICE_RATE_LIMIT_BURST: int(
+    1,
+    1_000_000,
+    400,
+    'Service tokens: requests at once above that rate.',
+  ),
+  TRUSTED_DOCUMENTS: {
+    schema: oneOf(['off', 'allow', 'only'], 'must be off, allow or only (got {value})'),
+    default: 'allow',
+    description:
+      "Persisted documents. `allow`: the project's known documents by id or hash, any other document, and automatic persisted queries; `only`: known documents only; `off`: no persisted documents.",
+  } satisfies Setting<'off' | 'allow' | 'only'>,
+  FAST_PATH: bool(
+    true,
+    "JSON POSTs through the JSON transport (node:http, same pipeline and answers). `false`: everything through Yoga's handler.",
+  ),
+  LOG_LEVEL: {
+    schema: oneOf(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')} (got {value})`),
+    default: 'info',
+    description: 'pino level.',
+  } satisfies Setting<(typeof LOG_LEVELS)[number]>,
+  LOG_REDACT_PATHS: {
+    schema: list,
+    default: [],
+    shownDefault: 'unset',
+    description: 'Extra comma-separated pino paths to redact on top of the built-in list.',
+  } satisfies Setting<string[]>,
+  OTEL_EXPORTER_OTLP_ENDPOINT: {
+    schema: httpUrl,
+    shownDefault: 'unset: no tracing',
+    description: 'OpenTelemetry traces over OTLP/HTTP, to this address + `/v1/traces`.',
+  } satisfies Setting<string>,
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: {
+    schema: httpUrl,
+    shownDefault: 'unset',
+    description: 'The traces address itself (wins over `OTEL_EXPORTER_OTLP_ENDPOINT`).',
+  } satisfies Setting<string>,
+  OTEL_EXPORTER_OTLP_PROTOCOL: {
+    schema: z
+      .string()
+      .refine(
+        (v): v is 'http/protobuf' | 'http/json' => v === 'http/protobuf' || v === 'http/json',
+        'must be http/protobuf or http/json (got {value})',
+      ) as z.ZodType<'http/protobuf' | 'http/json', string>,
+    default: 'http/protobuf',
+    description: '`http/json` accepted too.',
+  } satisfies Setting<'http/protobuf' | 'http/json'>,
+  OTEL_SERVICE_NAME: {
+    schema: text,
+    default: 'payment-kyc-gateway',
+    description: 'The `service.name` of the traces.',
+  } satisfies Setting<string>,
+  SHUTDOWN_GRACE_MS: int(
+    0,
+    300_000,
+    10_000,
+    'How long requests in flight may finish after SIGTERM/SIGINT.',
+  ),
+  SANDBOX_SLOW_MS: int(
+    0,
+    600_000,
+    10_000,
+    "Delay of the sandbox's slow references (sandbox mode).",
+  ),
+  SANDBOX_PAYMENT_PORT: int(0, 65535, 4010, 'Port of the payment simulator of `npm run sandbox`.'),
+  SANDBOX_KYC_PORT: int(0, 65535, 4020, 'Port of the KYC simulator of `npm run sandbox`.'),
+} as const;
+
+export type SettingName = keyof typeof SETTINGS;
+
+type Declared = typeof SETTINGS;
+type ValueOf<K extends SettingName> = Declared[K] extends Setting<infer T> ? T : never;
+/** What reading a variable gives: its value, or its default, or undefined when it has none. */
+export type SettingValue<K extends SettingName> = Declared[K] extends { default: unknown }
+  ? ValueOf<K>
+  : ValueOf<K> | undefined;
+
+/** A variable that is set but unusable. `variable` names it; the message never holds a secret. */
+export class ConfigError extends Error {
+  readonly variable: string;
+  constructor(variable: string, message: string) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+    this.variable = variable;
+  }
+}
+
+/** The environment as read (process.env, or a test's). */
+export type Env = Record<string, string | undefined>;
+
+/** The trimmed text of a variable, undefined when unset or empty. */
+function settingText(env: Env, name: SettingName): string | undefined {
+  const value = env[name]?.trim();
+  return value === undefined || value === '' ? undefined : value;
+}
+
+/** The text as an error may quote it: in quotes, or hidden for a secret. */
+function quoted(name: SettingName, value: string): string {
+  const setting: Setting<unknown> = SETTINGS[name];
+  return setting.secret ? '(value hidden)' : JSON.stringify(value);
+}
+
+/**
+ * Reads one declared variable through its schema: its value, its default when unset, or
+ * undefined when it has neither.
+ * @throws ConfigError with the schema's first message.
+ */
+export function readSetting<K extends SettingName>(env: Env, name: K): SettingValue<K> {
+  const setting: Setting<unknown> = SETTINGS[name];
+  const value = settingText(env, name);
+  if (value === undefined) return setting.default as SettingValue<K>;
+  const parsed = setting.schema.safeParse(value);
+  if (parsed.success) return parsed.data as SettingValue<K>;
+  const message = parsed.error.issues[0]?.message ?? 'is not valid';
+  const shown = message.replace('{value}', quoted(name, value));
+  throw new ConfigError(name, setting.secret ? shown : shown.replace('{text}', value));
+}
+
+/** The table of docs/api.md, one row per variable, its columns aligned as the formatter does. */
+export function settingsTable(): string {
+  const cell = (text: string) => text.replaceAll('|', '\\|');
+  const rows = Object.entries(SETTINGS).map(([name, entry]) => {
+    const setting: Setting<unknown> = entry;
+    const fallback =
+      setting.shownDefault ??
+      (Array.isArray(setting.default) ? 'unset' : `\`${String(setting.default)}\``);
+    const description = `${setting.description}${setting.secret ? ' Secret.' : ''}`;
+    return [`\`${name}\``, cell(fallback), cell(description)];
+  });
+  const header = ['Variable', 'Default', 'Meaning'];
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
+  const line = (cells: string[]) =>
+    `| ${cells.map((text, column) => text.padEnd(widths[column] ?? 0)).join(' | ')} |`;
+  return [line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)].join(
+    '\n',
+  );
+}
