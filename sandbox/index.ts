@@ -105,7 +105,7 @@ const MAX_BODY_BYTES = 1024 * 1024;
  */
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const host = options.host ?? '127.0.0.1';
-  const now = options.now ?? Date.now;
+  const now = options.now ?? (() => Date.now());
   const slowMs = options.slowMs ?? 10_000;
   const credentials = {
     paymentAccessToken:

@@ -40,7 +40,7 @@ export class KycStore {
 
   /** Creates a store holding deep copies of `options.users` (default: the demo users). */
   constructor(options: KycStoreOptions = {}) {
-    this.#now = options.now ?? Date.now;
+    this.#now = options.now ?? (() => Date.now());
     for (const user of options.users ?? demoKycUsers()) {
       this.#users.set(String(user.userRef), structuredClone(user));
     }

@@ -425,6 +425,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     started: number,
     span: Span | undefined,
   ): void => {
+    metrics.requestsInFlight.dec();
     const seconds = (performance.now() - started) / 1000;
     const operation = metrics.operationLabel(summary.operation);
     const outcome = summary.codes.length > 0 || res.statusCode >= 400 ? 'error' : 'ok';
@@ -489,6 +490,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     for (const [name, value] of PRIVATE_ANSWER_HEADERS) res.setHeader(name, value);
     const summary: RequestSummary = { id, codes: [] };
     const started = performance.now();
+    metrics.requestsInFlight.inc();
     res.once('close', () => finish(summary, res, started, span));
     if (servedWithoutToken(req)) {
       void yoga.handle(req, res, { req, res, summary, viewer: NO_ACCESS, caller: '' });

@@ -44,7 +44,7 @@ export class MemoryRateLimiter implements TokenBuckets {
   readonly #buckets: LRUCache<string, Bucket>;
   readonly #now: () => number;
 
-  constructor(config: RateLimitConfig, now: () => number = Date.now, maxKeys = 100_000) {
+  constructor(config: RateLimitConfig, now: () => number = () => Date.now(), maxKeys = 100_000) {
     this.#rps = config.rps;
     this.#burst = config.burst;
     this.#buckets = new LRUCache({ max: maxKeys });

@@ -35,6 +35,12 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  readonly requestsInFlight = new Gauge({
+    name: 'gateway_graphql_requests_in_flight',
+    help: 'GraphQL requests received and not answered yet (streams included).',
+    registers: [this.registry],
+  });
+
   readonly jsonTransport = new Counter({
     name: 'gateway_json_transport_total',
     help: "JSON POSTs answered by the JSON transport, or left to Yoga's handler (declined).",

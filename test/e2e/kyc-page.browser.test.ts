@@ -248,7 +248,8 @@ describe.skipIf(skip)('the /kyc page in Chromium', () => {
               calls.push('ready');
               const dialogsOpen = document.querySelectorAll('dialog[open]').length;
               widget.close();
-              // Anything still in flight would call back within this time.
+              // Anything still in flight (the sandbox answers on loopback) would call back
+              // within this time.
               setTimeout(
                 () =>
                   resolve({
@@ -256,7 +257,7 @@ describe.skipIf(skip)('the /kyc page in Chromium', () => {
                     dialogsOpen,
                     dialogsAfter: document.querySelectorAll('dialog').length,
                   }),
-                300,
+                100,
               );
             },
             onSuccess: () => calls.push('success'),
@@ -279,7 +280,7 @@ describe.skipIf(skip)('the /kyc page in Chromium', () => {
             onFailed: (error: { code: string }) => calls.push(`failed:${error.code}`),
           });
           widget.close();
-          setTimeout(() => resolve(calls), 500);
+          setTimeout(() => resolve(calls), 100);
         }),
       [sandbox.credentials.kycPublicKey, sandbox.credentials.kycBusinessSlug],
     );

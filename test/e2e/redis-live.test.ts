@@ -7,6 +7,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../helpers/eventually.ts';
 import { type Fixture, kycBody, startFixture, startSettlingPayment } from '../helpers/fixture.ts';
 import {
   type Followed,
@@ -56,15 +57,6 @@ afterAll(async () => {
   await kyc?.close();
   await redis?.stop();
 });
-
-/** Waits until `read` returns true, polling every 50 ms, at most `ms`. */
-async function until(read: () => Promise<boolean> | boolean, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await read())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await sleep(50);
-  }
-}
 
 describe.skipIf(skip)('transactionStatus over SSE, two processes, one Redis', () => {
   it('50 subscribers over two processes cause one poll sequence, and all see PENDING, SUCCESSFUL, complete', async () => {
@@ -126,21 +118,22 @@ describe.skipIf(skip)('transactionStatus over SSE, two processes, one Redis', ()
 
     // The poller's own subscribers leave: it keeps polling for the other process's.
     for (const f of here) f.stop();
-    await sleep(600);
     const before = callsFor(txRef);
-    await sleep(800);
-    expect(callsFor(txRef)).toBeGreaterThanOrEqual(before + 2);
+    await until(() => callsFor(txRef) >= before + 2, 4000);
     expect(there.every((f) => f.statuses.join() === 'PENDING' && !f.completed)).toBe(true);
 
     // The last ones leave: polling stops within a heartbeat and a poll.
     for (const f of there) f.stop();
-    await sleep(700);
+    await until(
+      async () =>
+        (await a.metric('gateway_live_pollers')) + (await b.metric('gateway_live_pollers')) === 0,
+      4000,
+    );
+    // No poller left anywhere: once a poll that was in flight has landed, the count stands.
+    await sleep(100);
     const after = callsFor(txRef);
-    await sleep(800);
+    await sleep(100);
     expect(callsFor(txRef)).toBe(after);
-    expect(
-      (await a.metric('gateway_live_pollers')) + (await b.metric('gateway_live_pollers')),
-    ).toBe(0);
   });
 
   it('hands polling to the other process when the polling one is killed (SIGKILL)', async () => {
@@ -155,7 +148,14 @@ describe.skipIf(skip)('transactionStatus over SSE, two processes, one Redis', ()
         (await a.metric('gateway_live_pollers')) + (await b.metric('gateway_live_pollers')) === 1,
       2000,
     );
-    await sleep(500);
+    // The poller has polled at least once (its lock and heartbeat are in Redis).
+    await until(
+      async () =>
+        (await a.metric('gateway_live_polls_total')) +
+          (await b.metric('gateway_live_polls_total')) >=
+        1,
+      2000,
+    );
     const pollerIsA = (await a.metric('gateway_live_pollers')) === 1;
     const [victim, survivor] = pollerIsA ? [a, b] : [b, a];
     const [lost, kept] = pollerIsA ? [onA, onB] : [onB, onA];

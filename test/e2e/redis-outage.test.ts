@@ -6,6 +6,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../helpers/eventually.ts';
 import { type Fixture, kycBody, startFixture, startSettlingPayment } from '../helpers/fixture.ts';
 import {
   follow,
@@ -56,15 +57,6 @@ afterAll(async () => {
 });
 
 const readyz = async () => (await fetch(`${gateway.url}/readyz`)).status;
-
-async function until(read: () => Promise<boolean>, ms: number): Promise<number> {
-  const started = Date.now();
-  while (!(await read())) {
-    if (Date.now() - started > ms) throw new Error('condition not met in time');
-    await sleep(50);
-  }
-  return Date.now() - started;
-}
 
 let serial = 0;
 /** One query as a caller of its own (so the rate limit does not get in the way). */

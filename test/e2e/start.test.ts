@@ -5,6 +5,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, describe, expect, it } from 'vitest';
+import { metric, until } from '../helpers/eventually.ts';
 
 const children: ChildProcess[] = [];
 afterAll(() => {
@@ -106,7 +107,11 @@ describe('npm start in sandbox mode', () => {
       headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
       body: JSON.stringify({ query: '{ transaction(txRef: "NT-SLOW001") { txRef status } }' }),
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // SIGTERM while the request is in flight (NT-SLOW001 takes a while upstream).
+    await until(
+      async () => (await metric(new URL(url).origin, 'gateway_graphql_requests_in_flight')) === 1,
+      5000,
+    );
     main.child.kill('SIGTERM');
     const stopped = performance.now();
     await waitFor(main.out, /shutting down/);

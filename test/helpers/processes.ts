@@ -5,6 +5,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createClient as createSseClient } from 'graphql-sse';
 import { SignJWT } from 'jose';
+import { metric } from './eventually.ts';
 import { KYC_PUBLIC, KYC_SECRET, KYC_SLUG, PAYMENT_TOKEN, TEST_JWT_SECRET } from './gateway.ts';
 
 export interface GatewayProcess {
@@ -85,16 +86,7 @@ export async function spawnGateway(
       if (child.exitCode === null && child.signalCode === null) process.kill(pid, signal);
       return exited;
     },
-    metric: async (name, labels = '') => {
-      const text = await (await fetch(`${serving}/metrics`)).text();
-      let sum = 0;
-      for (const line of text.split('\n')) {
-        if (!line.startsWith(name) || !line.includes(labels)) continue;
-        const match = /^(\w+)(\{[^}]*\})? ([\d.e+-]+)$/.exec(line);
-        if (match?.[1] === name) sum += Number(match[3]);
-      }
-      return sum;
-    },
+    metric: (name, labels = '') => metric(serving, name, labels),
   };
   started.push(gateway);
   return gateway;

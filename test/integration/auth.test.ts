@@ -15,6 +15,7 @@ import {
   TransactionDocument,
   VerifyTransactionDocument,
 } from '../../src/client/generated/graphql.ts';
+import { advanceWallClock } from '../helpers/clock.ts';
 import {
   codesOf,
   dataOf,
@@ -90,7 +91,7 @@ describe('authentication', () => {
       .sign(secret);
     const first = await gql(gateway, TransactionDocument, { txRef: 'NT-SUCCESS001' }, token);
     expect(first.status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 2100));
+    advanceWallClock(2100);
     await refuse(token);
   });
 

@@ -37,6 +37,7 @@ import {
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
 import { ErrorCode } from '../../src/errors.ts';
 import { loadTypeDefs } from '../../src/server.ts';
+import { advanceWallClock } from '../helpers/clock.ts';
 import {
   sandboxUpstreams,
   startGateway,
@@ -1059,7 +1060,7 @@ describe('fuzzing /graphql', () => {
     const health = await fetch(`${gateway.url}/healthz`);
     expect(health.status).toBe(200);
     // Let an upstream circuit that the failure references opened reach half-open.
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    advanceWallClock(400);
     const post = async (query: string) => {
       const response = await fetch(`${gateway.url}/graphql`, {
         method: 'POST',

@@ -11,6 +11,7 @@ import { TransactionDocument, TransactionsDocument } from '../../src/client/gene
 import { loadTrustedDocuments } from '../../src/graphql/persisted.ts';
 import { MemoryLiveStatusHub } from '../../src/live/memory-hub.ts';
 import { createGateway } from '../../src/server.ts';
+import { advanceWallClock } from '../helpers/clock.ts';
 import {
   codesOf,
   dataOf,
@@ -436,7 +437,7 @@ describe('rate limiting', () => {
       expect(Number(over.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       expect(sandbox.requests.length).toBe(before);
       dataOf(await gql(limited, query, {}, bob));
-      await new Promise((resolve) => setTimeout(resolve, 1100));
+      advanceWallClock(1100);
       dataOf(await gql(limited, query, {}, alice));
     } finally {
       await limited.close();

@@ -15,6 +15,7 @@ import {
   PagePaymentStatusDocument,
 } from '../../src/client/index.ts';
 import { loadConfig } from '../../src/config.ts';
+import { metric, until } from '../helpers/eventually.ts';
 import {
   codesOf,
   gql,
@@ -245,9 +246,10 @@ describe('the typed client (src/client)', () => {
       break;
     }
     // The gateway stops polling for it once the client went away.
-    await new Promise((resolve) => setTimeout(resolve, 600));
+    await until(async () => (await metric(demo.url, 'gateway_live_pollers')) === 0, 3000);
+    await new Promise((resolve) => setTimeout(resolve, 100));
     const polls = sandbox.requests.filter((r) => r.path.endsWith(`/${txRef}`)).length;
-    await new Promise((resolve) => setTimeout(resolve, 600));
+    await new Promise((resolve) => setTimeout(resolve, 100));
     expect(sandbox.requests.filter((r) => r.path.endsWith(`/${txRef}`)).length).toBe(polls);
   });
 });

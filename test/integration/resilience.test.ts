@@ -11,11 +11,10 @@ import {
   TransactionsDocument,
   VerifyTransactionDocument,
 } from '../../src/client/generated/graphql.ts';
+import { advanceWallClock } from '../helpers/clock.ts';
 import { transactionBody } from '../helpers/fixture.ts';
 import { byRef, setup } from '../helpers/fixture-gateway.ts';
 import { codesOf, dataOf, gql } from '../helpers/gateway.ts';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('circuit breaker', () => {
   it('opens on a failure rate over several records, answers at once while open, closes after a good probe', async () => {
@@ -46,7 +45,7 @@ describe('circuit breaker', () => {
     expect(payment.requests).toHaveLength(3);
 
     down = false;
-    await sleep(450);
+    advanceWallClock(450);
     const probe = await gql(gateway, TransactionDocument, { txRef: 'NT-BR10' }, token);
     expect(dataOf(probe).transaction?.txRef).toBe('NT-BR10');
     const after = await gql(gateway, TransactionDocument, { txRef: 'NT-BR11' }, token);
@@ -161,7 +160,7 @@ describe('stale on error', () => {
       { env: { CACHE_TTL_FINAL_SECONDS: '1', UPSTREAM_MAX_ATTEMPTS: '1' } },
     );
     dataOf(await gql(gateway, TransactionDocument, { txRef: 'NT-ST1' }, token));
-    await sleep(1100);
+    advanceWallClock(1100);
     down = true;
     const stale = await gql(gateway, TransactionDocument, { txRef: 'NT-ST1' }, token);
     expect(stale.errors).toBeUndefined();
@@ -200,7 +199,7 @@ describe('stale on error', () => {
     );
     dataOf(await gql(gateway, TransactionDocument, { txRef: 'NT-PS1' }, token));
     dataOf(await gql(gateway, KycUserDocument, { userRef: 'u-stale' }, token));
-    await sleep(1100);
+    advanceWallClock(1100);
     down = true;
     const tx = await gql(gateway, TransactionDocument, { txRef: 'NT-PS1' }, token);
     expect(codesOf(tx)).toEqual(['UPSTREAM_UNAVAILABLE']);

@@ -12,6 +12,7 @@ import {
   TransactionsDocument,
   VerifyTransactionDocument,
 } from '../../src/client/generated/graphql.ts';
+import { advanceWallClock } from '../helpers/clock.ts';
 import {
   codesOf,
   dataOf,
@@ -163,7 +164,7 @@ describe('verifyTransaction', () => {
     const txRef = `NT-PENDING${Date.now()}`;
     const first = dataOf(await gql(gateway, VerifyTransactionDocument, { txRef }, token));
     expect(first.verifyTransaction).toMatchObject({ status: 'PENDING', succeeded: false });
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    advanceWallClock(1100);
     const calls = () => sandbox.requests.filter((r) => r.path.endsWith(`/${txRef}`)).length;
     const before = calls();
     const second = dataOf(await gql(gateway, VerifyTransactionDocument, { txRef }, token));

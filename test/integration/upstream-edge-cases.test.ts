@@ -9,6 +9,7 @@ import {
   TransactionsDocument,
   VerifyTransactionDocument,
 } from '../../src/client/generated/graphql.ts';
+import { advanceWallClock } from '../helpers/clock.ts';
 import { kycBody, transactionBody } from '../helpers/fixture.ts';
 import { byRef, setup } from '../helpers/fixture-gateway.ts';
 import { codesOf, dataOf, gql, KYC_SECRET, KYC_SLUG, PAYMENT_TOKEN } from '../helpers/gateway.ts';
@@ -108,7 +109,7 @@ describe('cache', () => {
     dataOf(await gql(gateway, TransactionDocument, { txRef: 'NT-P1' }, token));
     dataOf(await gql(gateway, TransactionDocument, { txRef: 'NT-P1' }, token));
     expect(payment.requests).toHaveLength(1);
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    advanceWallClock(1100);
     dataOf(await gql(gateway, TransactionDocument, { txRef: 'NT-P1' }, token));
     expect(payment.requests).toHaveLength(2);
   });
