@@ -600,6 +600,9 @@ export class ConfigError extends Error {
 /** The environment as read (process.env, or a test's). */
 export type Env = Record<string, string | undefined>;
 
+/** Settings by name, as text: what tests and tools hand to `loadConfig` (names checked). */
+export type SettingsEnv = Partial<Record<SettingName, string>>;
+
 /** The trimmed text of a variable, undefined when unset or empty. */
 function settingText(env: Env, name: SettingName): string | undefined {
   const value = env[name]?.trim();

@@ -1,5 +1,6 @@
 /** A payment fixture, a KYC fixture and a gateway over both, closed after each test. */
 import { afterEach } from 'vitest';
+import type { SettingsEnv } from '../../src/settings.ts';
 import {
   type Fixture,
   type FixtureHandler,
@@ -25,7 +26,7 @@ export interface FixtureSetup {
 export async function setup(
   handler: FixtureHandler,
   options: {
-    env?: Record<string, string>;
+    env?: SettingsEnv;
     kyc?: FixtureHandler;
     paymentPath?: string;
     logLines?: string[];

@@ -13,6 +13,7 @@ import { demoPayments, type Sandbox } from '../../sandbox/index.ts';
 import { createApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/observability/logger.ts';
+import type { SettingsEnv } from '../../src/settings.ts';
 
 export const TEST_JWT_SECRET = 'test-secret-that-is-long-enough-for-hs256!';
 export const PAYMENT_TOKEN = 'payment-token-SECRET-0123456789';
@@ -64,7 +65,7 @@ export function sandboxUpstreams(sandbox: Sandbox): Upstreams {
  */
 export async function startGateway(
   upstreams: Upstreams,
-  env: Record<string, string> = {},
+  env: SettingsEnv = {},
   options: { logLines?: string[]; kycPageDemoSecret?: string } = {},
 ): Promise<TestGateway> {
   const config = loadConfig({

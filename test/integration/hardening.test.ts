@@ -7,9 +7,12 @@ import type { AddressInfo } from 'node:net';
 import { print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
+import { UNCHECKED_VIEWER } from '../../src/auth/viewer.ts';
 import { TransactionDocument, TransactionsDocument } from '../../src/client/generated/graphql.ts';
 import { loadTrustedDocuments } from '../../src/graphql/persisted.ts';
 import { MemoryLiveStatusHub } from '../../src/live/memory-hub.ts';
+import { createLogger } from '../../src/observability/logger.ts';
+import { GatewayMetrics } from '../../src/observability/metrics.ts';
 import { createGateway } from '../../src/server.ts';
 import { advanceWallClock } from '../helpers/clock.ts';
 import {
@@ -294,9 +297,6 @@ describe('error masking', () => {
         transaction: () => Promise.reject(new Error(`connect ECONNREFUSED ${secretish}`)),
         kycUser: () => Promise.reject(new TypeError(`bad ${secretish}`)),
       };
-      const { createLogger } = await import('../../src/observability/logger.ts');
-      const { GatewayMetrics } = await import('../../src/observability/metrics.ts');
-      const { UNCHECKED_VIEWER } = await import('../../src/auth/viewer.ts');
       const built = createGateway({
         sources: failing,
         authenticate: async () => UNCHECKED_VIEWER,
