@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { trace } from '@opentelemetry/api';
-import { type Authenticator, createAuthenticator, signToken } from './auth/tokens.ts';
+import { type Authenticator, createAuthenticator, signToken } from './auth.ts';
 import { RedisFlightLock } from './cache/redis-flight.ts';
 import { createRedisCache } from './cache/redis-store.ts';
 import { createSources } from './cache/sources.ts';
@@ -37,9 +37,8 @@ import { createTracing } from './observability/tracing.ts';
 import { RedisConnection } from './redis/connection.ts';
 import { createGateway, type Gateway } from './server.ts';
 import { CallerShare } from './upstream/caller-share.ts';
+import { KycClient, PaymentClient } from './upstream/clients.ts';
 import type { UpstreamObserver } from './upstream/http.ts';
-import { KycClient } from './upstream/kyc.ts';
-import { PaymentClient } from './upstream/payment.ts';
 import { createKycPageHandler, type KycPageHandler } from './web/kycPage.ts';
 
 const VERSION = (

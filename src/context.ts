@@ -1,5 +1,5 @@
 /** The per-request GraphQL context and its factory's inputs. */
-import type { Viewer } from './auth/viewer.ts';
+import type { Viewer } from './auth.ts';
 import type { LiveStatusHub } from './live/hub.ts';
 import type { Loaders, StaleRecord } from './loaders/index.ts';
 

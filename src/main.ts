@@ -3,8 +3,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { type KycPageDemo, startApp } from './app.ts';
-import { signToken } from './auth/tokens.ts';
-import { ALL_SCOPES } from './auth/viewer.ts';
+import { ALL_SCOPES, signToken } from './auth.ts';
 import {
   type AuthConfig,
   ConfigError,

@@ -16,10 +16,8 @@ import { createHash } from 'node:crypto';
 import type { CacheConfig } from '../config.ts';
 import { type UpstreamName, UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.ts';
 import { isFinalStatus } from '../model/status.ts';
-import type { KycClient } from '../upstream/kyc.ts';
-import type { PaymentClient } from '../upstream/payment.ts';
+import type { KycClient, PaymentClient } from '../upstream/clients.ts';
 import type { UpstreamKycUser, UpstreamTransaction } from '../upstream/shapes.ts';
-import { SingleFlight } from './single-flight.ts';
 import type { CachedEntry, RecordCache } from './store.ts';
 
 export interface ReadOptions {
@@ -70,6 +68,22 @@ const RECORD_FORMAT = 'v2';
 function kycKey(slug: string, userRef: string): string {
   const digest = createHash('sha256').update(`${slug}\u0000${userRef}`).digest('base64url');
   return `kyc:${RECORD_FORMAT}:${digest}`;
+}
+
+/**
+ * Single flight: concurrent calls for one key share one run of the work. The entry is removed
+ * when the work settles, so a failure is never remembered.
+ */
+class SingleFlight {
+  readonly #inFlight = new Map<string, Promise<unknown>>();
+
+  run<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const existing = this.#inFlight.get(key);
+    if (existing) return existing as Promise<T>;
+    const promise = work().finally(() => this.#inFlight.delete(key));
+    this.#inFlight.set(key, promise);
+    return promise;
+  }
 }
 
 /** The upstream is down (as opposed to answering something wrong): stale may stand in. */

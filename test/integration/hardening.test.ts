@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
-import { UNCHECKED_VIEWER } from '../../src/auth/viewer.ts';
+import { UNCHECKED_VIEWER } from '../../src/auth.ts';
 import { TransactionDocument, TransactionsDocument } from '../../src/client/generated/graphql.ts';
 import { loadTrustedDocuments } from '../../src/graphql/persisted.ts';
 import { MemoryLiveStatusHub } from '../../src/live/memory-hub.ts';

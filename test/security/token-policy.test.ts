@@ -10,7 +10,7 @@ import {
   createAuthenticator,
   createVerifiedTokenCache,
   VERIFIED_TOKENS_MAX_BYTES,
-} from '../../src/auth/tokens.ts';
+} from '../../src/auth.ts';
 import { KycUserDocument, TransactionDocument } from '../../src/client/index.ts';
 import {
   codesOf,

@@ -1,4 +1,4 @@
-import { assertCanReadKyc } from '../../../auth/viewer.ts';
+import { assertCanReadKyc } from '../../../auth.ts';
 import { checkText } from '../../../model/input.ts';
 import type { MutationResolvers } from '../../generated/resolvers-types.ts';
 

@@ -1,4 +1,4 @@
-import { assertCanReadTransactions } from '../../../auth/viewer.ts';
+import { assertCanReadTransactions } from '../../../auth.ts';
 import { checkTxRef } from '../../../model/input.ts';
 import type { MutationResolvers } from '../../generated/resolvers-types.ts';
 

@@ -1,4 +1,4 @@
-import { assertCanReadTransaction } from '../../../auth/viewer.ts';
+import { assertCanReadTransaction } from '../../../auth.ts';
 import { checkTxRef } from '../../../model/input.ts';
 import type { QueryResolvers } from '../../generated/resolvers-types.ts';
 

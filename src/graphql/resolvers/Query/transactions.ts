@@ -1,4 +1,4 @@
-import { canReadTransaction, transactionForbidden } from '../../../auth/viewer.ts';
+import { canReadTransaction, transactionForbidden } from '../../../auth.ts';
 import { BadUserInputError } from '../../../errors.ts';
 import { checkTxRef } from '../../../model/input.ts';
 import type { UpstreamTransaction } from '../../../upstream/shapes.ts';

@@ -3,7 +3,7 @@
  * after a final status, when the client leaves, or at the watch limit. The polling itself is the
  * live hub's (src/live/): one poller per txRef, for this process or for the whole cluster.
  */
-import { assertCanReadTransaction } from '../../../auth/viewer.ts';
+import { assertCanReadTransaction } from '../../../auth.ts';
 import { checkTxRef } from '../../../model/input.ts';
 import type { UpstreamTransaction } from '../../../upstream/shapes.ts';
 import type { SubscriptionResolvers } from '../../generated/resolvers-types.ts';
