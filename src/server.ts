@@ -1,93 +1,37 @@
 /**
- * createGateway(deps): the Yoga instance, its plugins and the small HTTP router around it
- * (docs/api.md). No globals: everything it uses is passed in, so tests build gateways against
- * their own upstream servers on loopback.
+ * createGateway(deps): the HTTP layer around the pipeline (pipeline.ts). A request to /graphql
+ * is admitted from its headers alone (token, then the caller's rate), then served by the JSON
+ * transport or Yoga's handler, and logged and counted once it is answered; the other paths of
+ * docs/api.md are routed here too. No globals: everything it uses is passed in, so tests build
+ * gateways against their own upstream servers on loopback.
  */
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
-import { useGraphQLSSE } from '@graphql-yoga/plugin-graphql-sse';
 import { context, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { ExecutionResult } from 'graphql';
-import { createSchema, createYoga, type Plugin, type YogaInitialContext } from 'graphql-yoga';
-import type { Authenticator } from './auth.ts';
-import { NO_ACCESS, type Viewer } from './auth.ts';
+import type { YogaInitialContext } from 'graphql-yoga';
+import { type Authenticator, NO_ACCESS, type Viewer } from './auth.ts';
 import type { RecordSources } from './cache/sources.ts';
-import type { GraphQLContext, ResolverSettings } from './context.ts';
+import type { ResolverSettings } from './context.ts';
 import { GatewayError, RateLimitedError, UnauthenticatedError } from './errors.ts';
-import { createDocumentPreparer, type PreparedSlot } from './graphql/documents.ts';
-import {
-  createParser,
-  extraValidationRules,
-  type HardeningOptions,
-  hardeningPlugins,
-  withContractCodes,
-} from './graphql/hardening.ts';
-import { useCompiledExecution } from './graphql/jit.ts';
-import { type PersistedStore, usePersistedDocuments } from './graphql/persisted.ts';
-import { resolvers } from './graphql/resolvers/index.ts';
-import { useStaleExtension } from './graphql/stale.ts';
-import { useAnswerFormat } from './http/answer.ts';
-import { createJsonTransport, type Enveloped, jsonAnswerType } from './http/json-transport.ts';
-import { useApolloMultipartSubscriptions } from './http/multipart-subscriptions.ts';
+import { type HardeningOptions, withContractCodes } from './graphql/hardening.ts';
+import type { PersistedStore } from './graphql/persisted.ts';
+import { jsonAnswerType } from './http/json-transport.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
 import { attachWebSocket, type EnvelopedWithSubscribe } from './http/websocket.ts';
 import type { LiveStatusHub } from './live/hub.ts';
-import { createLoaders, type StaleRecord } from './loaders/index.ts';
 import type { Logger } from './observability/logger.ts';
 import type { GatewayMetrics } from './observability/metrics.ts';
-import { addErrorCodes, type RequestSummary, useRequestSummary } from './observability/plugin.ts';
+import type { RequestSummary } from './observability/plugin.ts';
 import type { Tracing } from './observability/tracing.ts';
+import {
+  createPipeline,
+  type NodeServerContext,
+  PRIVATE_ANSWER_HEADERS,
+  SSE_STREAM_PATH,
+} from './pipeline.ts';
 import type { CallerShare } from './upstream/caller-share.ts';
 import type { KycPageHandler } from './web/kycPage.ts';
-
-const SCHEMA_DIR = new URL('../schema/', import.meta.url);
-
-/** The SDL files under schema/, in a stable order. */
-export function loadTypeDefs(): string[] {
-  return readdirSync(SCHEMA_DIR)
-    .filter((file) => file.endsWith('.graphql'))
-    .sort()
-    .map((file) => readFileSync(new URL(file, SCHEMA_DIR), 'utf8'));
-}
-
-/**
- * What Yoga receives when it serves as a node:http listener, plus what the HTTP entry found
- * before the body was read: the request's summary, the verified caller and its rate-limit key.
- */
-export interface NodeServerContext extends PreparedSlot {
-  req: IncomingMessage;
-  res: ServerResponse;
-  summary: RequestSummary;
-  viewer: Viewer;
-  /** The caller's identity for per-caller limits: `sub:<subject>`, or `ip:<address>`. */
-  caller: string;
-}
-
-const PRIVATE_ANSWER_HEADERS = [
-  ['cache-control', 'no-store'],
-  ['x-content-type-options', 'nosniff'],
-] as const;
-
-/** Yoga sets its own Cache-Control on some answers (`no-cache` on event streams). */
-function usePrivateAnswers(): Plugin {
-  return {
-    onResponse({ response }) {
-      for (const [name, value] of PRIVATE_ANSWER_HEADERS) response.headers.set(name, value);
-    },
-  };
-}
-
-/** Aborted when the client's connection closes (for a request that has no Fetch signal). */
-function closed(req: IncomingMessage): AbortSignal {
-  const controller = new AbortController();
-  req.socket.once('close', () => controller.abort());
-  return controller.signal;
-}
-
-/** Where Yoga serves graphql-sse's single-connection mode (clients use /graphql). */
-const SSE_STREAM_PATH = '/graphql/stream';
 
 /** A request of graphql-sse's single-connection mode: a reservation, or one bearing its token. */
 function isSingleConnectionSse(req: IncomingMessage): boolean {
@@ -228,117 +172,7 @@ function readBody(req: IncomingMessage): Promise<string> {
 /** Builds the gateway. */
 export function createGateway(deps: GatewayDeps): Gateway {
   const { metrics, logger } = deps;
-  const schema = createSchema<GraphQLContext & NodeServerContext>({
-    typeDefs: loadTypeDefs(),
-    resolvers,
-  });
-
-  /** The context of one request, built by the pipeline whichever transport serves it. */
-  const buildContext = (server: NodeServerContext, signal: () => AbortSignal): GraphQLContext => {
-    const stale: StaleRecord[] = [];
-    const { caller } = server;
-    const share = deps.callerShare;
-    return {
-      viewer: server.viewer,
-      caller,
-      loaders: createLoaders(deps.sources, stale, {
-        maxRecords: deps.settings.maxRecordsPerRequest,
-        ...(share && { gate: (upstream, work) => share.run(caller, upstream, work) }),
-      }),
-      settings: deps.settings,
-      live: deps.live,
-      signal,
-      stale,
-    };
-  };
-
-  // One preparation of each document for every path; Yoga's own caches would keep documents
-  // that failed, bounded in entries only.
-  const documents = createDocumentPreparer({
-    schema,
-    parse: createParser(deps.hardening),
-    rules: extraValidationRules(deps.hardening),
-    maxBytes: deps.hardening.limits.documentCacheBytes,
-    observe: (outcome) => metrics.documents.inc({ outcome }),
-  });
-  metrics.documentCacheSize = () => documents.bytes;
-
-  const yoga = createYoga<NodeServerContext, GraphQLContext>({
-    schema,
-    parserAndValidationCache: false,
-    // Trusted documents may be sent by `documentId` (src/graphql/persisted.ts).
-    extraParamNames: ['documentId'],
-    graphqlEndpoint: '/graphql',
-    landingPage: false,
-    // Never add the original error to extensions, whatever NODE_ENV says: it may hold a URL.
-    maskedErrors: { isDev: false },
-    graphiql:
-      deps.graphiql === false
-        ? false
-        : {
-            title: 'Payment & KYC gateway',
-            ...(deps.graphiql.headers && { headers: JSON.stringify(deps.graphiql.headers) }),
-            defaultQuery: DEFAULT_QUERY,
-          },
-    // GraphiQL with its scripts, styles and workers inside the page (no CDN), so that it works
-    // on a network without internet access; loaded only when GraphiQL is on and first opened.
-    renderGraphiQL: async (options) =>
-      (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
-    logging: false,
-    // Browsers may call only from the listed origins; none by default.
-    cors:
-      deps.corsOrigins.length === 0
-        ? false
-        : {
-            origin: deps.corsOrigins,
-            credentials: false,
-            methods: ['GET', 'POST'],
-            allowedHeaders: [
-              'authorization',
-              'content-type',
-              'x-request-id',
-              'x-graphql-yoga-csrf',
-            ],
-            exposedHeaders: ['x-request-id', 'retry-after'],
-            maxAge: 600,
-          },
-    batching: false,
-    plugins: [
-      ...hardeningPlugins(deps.hardening),
-      usePersistedDocuments({
-        mode: deps.hardening.trustedDocuments,
-        store: deps.persistedStore,
-        validates: (query) => documents.prepare(query).ok,
-      }),
-      documents.plugin(),
-      // After the hardening plugins, so that it records the codes clients receive.
-      useRequestSummary(),
-      // A request a browser may send cross-site without a preflight (a plain GET, a form
-      // POST) must carry one of these headers; the bearer token counts, as a page cannot set
-      // it cross-site without CORS approving.
-      useCSRFPrevention({
-        requestHeaders: ['x-graphql-yoga-csrf', 'authorization', 'graphql-preflight'],
-      }),
-      useStaleExtension(),
-      useGraphQLSSE({ endpoint: SSE_STREAM_PATH }),
-      useApolloMultipartSubscriptions(withContractCodes),
-      useCompiledExecution(),
-      useAnswerFormat(),
-      usePrivateAnswers(),
-    ],
-    context: (server) => buildContext(server, () => server.request?.signal ?? closed(server.req)),
-  });
-
-  // JSON POSTs from node:http through the same pipeline (see src/http/json-transport.ts).
-  const jsonTransport = createJsonTransport<NodeServerContext>({
-    getEnveloped: (server) =>
-      yoga.getEnveloped(server as NodeServerContext & YogaInitialContext) as unknown as Enveloped,
-    finish: (result, server) => {
-      const final = withContractCodes(result);
-      addErrorCodes(server.summary, final);
-      return final;
-    },
-  });
+  const { yoga, serveJson } = createPipeline(deps);
 
   /** Whether a POST may try the JSON transport (CORS, streams and trusted-only are Yoga's). */
   const transportEligible = (req: IncomingMessage): boolean =>
@@ -354,7 +188,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     context: NodeServerContext,
   ): Promise<void> => {
     const body = await readBody(req);
-    const outcome = await jsonTransport(req, res, body, context);
+    const outcome = await serveJson(req, res, body, context);
     metrics.jsonTransport.inc({ outcome });
     if (outcome === 'answered') return;
     const headers = new Headers();
@@ -597,17 +431,3 @@ export function createGateway(deps: GatewayDeps): Gateway {
     },
   };
 }
-
-const DEFAULT_QUERY = `# Try the demo references of the sandbox:
-query Demo {
-  transaction(txRef: "NT-SUCCESS001") {
-    txRef status amount currency succeeded timestamp
-    customer { fullName email }
-    card { first6 last4 expiryMonth expiryYear cardType }
-  }
-  kycUser(userRef: "usr_demo_tier1") {
-    userRef verified level
-    currentLevel { slug name verified checks { name passed query } }
-  }
-}
-`;

@@ -36,7 +36,7 @@ import {
 } from '../../sandbox/data.ts';
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
 import { ErrorCode } from '../../src/errors.ts';
-import { loadTypeDefs } from '../../src/server.ts';
+import { loadTypeDefs } from '../../src/pipeline.ts';
 import { advanceWallClock } from '../helpers/clock.ts';
 import {
   sandboxUpstreams,
