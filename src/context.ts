@@ -1,7 +1,9 @@
-/** The per-request GraphQL context and its factory's inputs. */
+/** The per-request GraphQL context, and its factory (run by the pipeline for every transport). */
 import type { Viewer } from './auth.ts';
+import type { RecordSources } from './cache/sources.ts';
 import type { LiveStatusHub } from './live/hub.ts';
-import type { Loaders, StaleRecord } from './loaders/index.ts';
+import { createLoaders, type Loaders, type StaleRecord } from './loaders/index.ts';
+import type { CallerShare } from './upstream/caller-share.ts';
 
 /** Public values of the KYC widget (what the browser needs to start it); never the secret key. */
 export interface KycSdkSettings {
@@ -36,4 +38,40 @@ export interface GraphQLContext {
   signal: () => AbortSignal;
   /** Records served stale to this request (reported in `extensions.stale`). */
   stale: StaleRecord[];
+}
+
+/** What the context of a request is made of, besides the request. */
+export interface ContextDeps {
+  sources: RecordSources;
+  settings: ResolverSettings;
+  live: LiveStatusHub;
+  /** Each caller's share of upstream concurrency; absent, no per-caller bound. */
+  callerShare?: CallerShare | undefined;
+}
+
+/**
+ * The context of one request: the admitted viewer and caller, fresh loaders (batching and the
+ * per-request record bound; upstream calls through the caller's share), and where stale records
+ * are noted.
+ */
+export function createContext(
+  deps: ContextDeps,
+  admitted: { viewer: Viewer; caller: string },
+  signal: () => AbortSignal,
+): GraphQLContext {
+  const stale: StaleRecord[] = [];
+  const { caller } = admitted;
+  const share = deps.callerShare;
+  return {
+    viewer: admitted.viewer,
+    caller,
+    loaders: createLoaders(deps.sources, stale, {
+      maxRecords: deps.settings.maxRecordsPerRequest,
+      ...(share && { gate: (upstream, work) => share.run(caller, upstream, work) }),
+    }),
+    settings: deps.settings,
+    live: deps.live,
+    signal,
+    stale,
+  };
 }

@@ -4,7 +4,7 @@ import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { useGraphQLSSE } from '@graphql-yoga/plugin-graphql-sse';
 import { createSchema, createYoga, type Plugin, type YogaInitialContext } from 'graphql-yoga';
 import type { Viewer } from './auth.ts';
-import type { GraphQLContext } from './context.ts';
+import { createContext, type GraphQLContext } from './context.ts';
 import { createDocumentPreparer, type PreparedSlot } from './graphql/documents.ts';
 import {
   createParser,
@@ -19,7 +19,6 @@ import { useStaleExtension } from './graphql/stale.ts';
 import { useAnswerFormat } from './http/answer.ts';
 import { createJsonTransport, type Enveloped } from './http/json-transport.ts';
 import { useApolloMultipartSubscriptions } from './http/multipart-subscriptions.ts';
-import { createLoaders, type StaleRecord } from './loaders/index.ts';
 import { addErrorCodes, type RequestSummary, useRequestSummary } from './observability/plugin.ts';
 import type { GatewayDeps } from './server.ts';
 
@@ -91,25 +90,6 @@ export function createPipeline(deps: PipelineDeps) {
     typeDefs: loadTypeDefs(),
     resolvers,
   });
-
-  /** The context of one request, built by the pipeline whichever transport serves it. */
-  const buildContext = (server: NodeServerContext, signal: () => AbortSignal): GraphQLContext => {
-    const stale: StaleRecord[] = [];
-    const { caller } = server;
-    const share = deps.callerShare;
-    return {
-      viewer: server.viewer,
-      caller,
-      loaders: createLoaders(deps.sources, stale, {
-        maxRecords: deps.settings.maxRecordsPerRequest,
-        ...(share && { gate: (upstream, work) => share.run(caller, upstream, work) }),
-      }),
-      settings: deps.settings,
-      live: deps.live,
-      signal,
-      stale,
-    };
-  };
 
   // One preparation of each document for every path; Yoga's own caches would keep documents
   // that failed, bounded in entries only.
@@ -185,7 +165,8 @@ export function createPipeline(deps: PipelineDeps) {
       useAnswerFormat(),
       usePrivateAnswers(),
     ],
-    context: (server) => buildContext(server, () => server.request?.signal ?? closed(server.req)),
+    context: (server) =>
+      createContext(deps, server, () => server.request?.signal ?? closed(server.req)),
   });
 
   // JSON POSTs from node:http through the same pipeline (see src/http/json-transport.ts).
