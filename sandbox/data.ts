@@ -308,7 +308,7 @@ const FIXED_TRANSACTIONS: Readonly<Record<string, () => JsonObject | UpstreamTra
     'NT-USD001': usdRecord,
   };
 
-/** The txRef grammar of the path (spec 2.1): `NT-` and then letters or digits. */
+/** The txRef grammar of the path: `NT-` and then letters or digits. */
 export const TX_REF_PATTERN = /^NT-[A-Za-z0-9]+$/;
 
 /** Prefix of references that are PENDING for a while, then SUCCESSFUL. */

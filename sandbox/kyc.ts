@@ -1,6 +1,6 @@
 /**
- * The simulated KYC interface: `GET /api/v1/user/kyc` (upstream spec 4.2), the
- * stand-in of the browser SDK (spec 4.3; its endpoints are in sdk/api.ts), and
+ * The simulated KYC interface: `GET /api/v1/user/kyc`, the
+ * stand-in of the browser SDK (its endpoints are in sdk/api.ts), and
  * the store of KYC users that the interface reads and the SDK's widget writes.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';

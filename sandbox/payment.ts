@@ -1,6 +1,6 @@
 /**
- * The simulated payment interface: `GET /pg/api/v1/transaction/status/{txRef}`
- * (upstream spec 4.1), with demo references and failure references.
+ * The simulated payment interface: `GET /pg/api/v1/transaction/status/{txRef}`,
+ * with demo references and failure references.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {

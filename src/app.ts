@@ -103,7 +103,6 @@ function upstreamObserver(
 // Long enough to verify a demo user and watch a payment settle; short for a token in a page.
 const DEMO_TOKEN_LIFETIME = '30m';
 
-// --- Redis (issue 5) ---
 /**
  * The Redis connection of `CACHE_URL`, reporting to metrics and (throttled) logs. Nothing
  * reported names the URL (it may hold a password), a key or a value.
@@ -155,7 +154,6 @@ function clusterParts(
     }),
   };
 }
-// --- end Redis ---
 
 /** Builds a gateway from settings. */
 export function createApp(inputs: AppInputs): Gateway {
@@ -185,11 +183,9 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
   const zone = config.upstreamTimeZone;
   const payment = new PaymentClient(inputs.payment, config.upstream, observer, zone, tracing);
   const kyc = new KycClient(inputs.kyc, config.upstream, observer, zone, tracing);
-  // --- Redis (issue 5) ---
   const warn = throttledWarn(logger);
   const cluster = new ClusterMetrics(metrics, config.cache.url !== undefined);
   const redis = inputs.cache ? undefined : connectRedis(config, cluster, logger, warn);
-  // --- end Redis ---
   const observeCache: CacheObserver = ({ kind, outcome }) => {
     metrics.cacheEvents.inc({ kind, outcome });
     if (tracing) trace.getActiveSpan()?.addEvent('cache', { kind, outcome });
@@ -210,7 +206,6 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
     cache,
     policy: config.cache,
     businessSlug: inputs.kyc.businessSlug,
-    // --- Redis (issue 5) ---
     ...(redis && {
       flightLock: new RedisFlightLock(redis, {
         // Held a little longer than one upstream read may take; waited for as long as one.
@@ -219,7 +214,6 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
         pollMs: 25,
       }),
     }),
-    // --- end Redis ---
   });
   const { live, rateLimiter } = clusterParts(config, redis, {
     sources,

@@ -10,14 +10,14 @@ import { ConfigError, type Env, readSetting } from './settings.ts';
 
 export { ConfigError };
 
-/** Settings of the payment interface (spec 4.1). */
+/** Settings of the payment interface. */
 export interface PaymentUpstreamConfig {
   /** Base address; may carry a path prefix. Always ends without a slash. */
   baseUrl: string;
   accessToken: string;
 }
 
-/** Settings of the KYC interface (spec 4.2, 4.3). */
+/** Settings of the KYC interface and its browser widget. */
 export interface KycUpstreamConfig {
   baseUrl: string;
   secretKey: string;
@@ -26,7 +26,7 @@ export interface KycUpstreamConfig {
   sdkScriptUrl: string;
 }
 
-/** How the gateway checks client tokens (contract §3). */
+/** How the gateway checks client tokens. */
 export type AuthConfig =
   | { mode: 'disabled' }
   | {
@@ -57,14 +57,12 @@ export interface CacheConfig {
    * payment service is down. 0 turns stale serving off.
    */
   staleSeconds: number;
-  // --- Redis (issue 5) ---
   /** Time to open a connection to Redis before giving up on that attempt (ms). */
   connectTimeoutMs: number;
   /** Longest wait for one Redis command; past it the command counts as failed (ms). */
   commandTimeoutMs: number;
   /** Prefix of every Redis key and channel, so that several deployments may share one Redis. */
   keyPrefix: string;
-  // --- end Redis ---
   /**
    * AES-256-GCM keys of the records stored in Redis (`CACHE_ENCRYPTION_KEY`): `key` encrypts
    * every write; `oldKeys` (`CACHE_ENCRYPTION_OLD_KEYS`) are still accepted for reading, so
@@ -73,7 +71,7 @@ export interface CacheConfig {
   encryption?: { key: Buffer; oldKeys: Buffer[] };
 }
 
-/** Abuse limits (contract §9): checked before execution, with no upstream call. */
+/** Abuse limits: checked before execution, with no upstream call. */
 export interface LimitsConfig {
   depth: number;
   aliases: number;
@@ -209,7 +207,7 @@ export interface GatewayConfig {
   /** Delay of the sandbox's slow references (sandbox mode only, ms). */
   sandboxSlowMs: number;
   /**
-   * Live status polling (contract §10), in ms. `heartbeatMs`: how often the poller of a txRef
+   * Live status polling, in ms. `heartbeatMs`: how often the poller of a txRef
    * says it is alive (and renews its Redis lock); a poller silent for 3 beats is replaced.
    */
   live: {
@@ -313,7 +311,7 @@ function auth(
 }
 
 /**
- * Reads and validates the gateway's settings (contract §5).
+ * Reads and validates the gateway's settings.
  * @throws ConfigError naming the first unusable variable.
  */
 export function loadConfig(env: Env): GatewayConfig {

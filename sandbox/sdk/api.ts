@@ -1,5 +1,5 @@
 /**
- * The sandbox's side of the KYC browser SDK (upstream spec 4.3): the script and its
+ * The sandbox's side of the KYC browser SDK: the script and its
  * stylesheet, and the two endpoints the widget calls from the merchant's page. Those are
  * authenticated by the business's PUBLIC key and slug, as a browser can only hold public
  * values; the secret key is never asked for, and is not known to this module.

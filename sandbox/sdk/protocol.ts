@@ -3,7 +3,7 @@
  * the browser) and the sandbox endpoints it talks to (api.ts). Types only: the bundle of the
  * widget carries none of it.
  *
- * The provider documents the SDK's constructor, methods and option names (upstream spec 4.3)
+ * The provider documents the SDK's constructor, methods and option names
  * but not the shape of `msg` (onSuccess) or `error` (onFailed); the ones below are the
  * sandbox's, documented in sandbox/README.md.
  */
@@ -105,7 +105,7 @@ export type KycFailure = {
   checks?: KycCheckOutcome[];
 };
 
-/** The options of `kyc(options)` (upstream spec 4.3). */
+/** The options of `kyc(options)`. */
 export type KycOptions = {
   /** Show errors inside the widget (with "Try again"), or close it and only report them. Default true. */
   displayInKycError?: boolean;

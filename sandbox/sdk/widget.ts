@@ -1,5 +1,5 @@
 /**
- * The sandbox's stand-in of the provider's KYC browser SDK (upstream spec 4.3). This file runs
+ * The sandbox's stand-in of the provider's KYC browser SDK. This file runs
  * in the browser: `npm run build:web` bundles it into generated/kyc-sdk.js, which the sandbox
  * serves at `/sdk/kyc.js`.
  *

@@ -98,7 +98,7 @@ async function record(txRef: string): Promise<{ event: unknown; data: Json }> {
 }
 
 describe('payment interface: demo references', () => {
-  it('NT-SUCCESS001 carries every field of spec 2.1', async () => {
+  it('NT-SUCCESS001 carries every field of the documented record', async () => {
     const { event, data } = await record('NT-SUCCESS001');
     expect(event).toBe('PAYMENT_SUCCESSFUL');
     for (const field of DATA_FIELDS) {
