@@ -1,6 +1,6 @@
 /**
- * Demo data of the sandbox, in the provider's own JSON shapes (upstream spec
- * sections 2.1 and 2.2), plus the tables that document every demo and failure
+ * Demo data of the sandbox, in the provider's own JSON shapes (typed as the input of the
+ * gateway's shapes, src/upstream/shapes.ts), plus the tables that document every demo and failure
  * reference. Nothing here keeps state: each function returns a fresh object so
  * that a caller may mutate it without touching another sandbox instance.
  */
