@@ -1,9 +1,14 @@
-/** The per-request GraphQL context, and its factory (run by the pipeline for every transport). */
+/**
+ * The per-request GraphQL context: its type, its factory (run by the pipeline for every
+ * transport), and the per-request loaders it holds.
+ */
+import DataLoader from 'dataloader';
 import type { Viewer } from './auth.ts';
-import type { RecordSources } from './cache/sources.ts';
+import type { ReadOptions, RecordSources } from './cache/sources.ts';
+import { BadUserInputError } from './errors.ts';
 import type { LiveStatusHub } from './live/hub.ts';
-import { createLoaders, type Loaders, type StaleRecord } from './loaders/index.ts';
 import type { CallerShare } from './upstream/caller-share.ts';
+import type { UpstreamKycUser, UpstreamTransaction } from './upstream/shapes.ts';
 
 /** Public values of the KYC widget (what the browser needs to start it); never the secret key. */
 export interface KycSdkSettings {
@@ -73,5 +78,97 @@ export function createContext(
     live: deps.live,
     signal,
     stale,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-request DataLoaders (created in the context factory, never shared between requests):
+// each distinct record costs at most one read per request, results come back in key order.
+// The REST interfaces have no batch call, so a batch is a set of parallel reads; a failure is
+// returned at its own position only.
+//
+// One request reads at most `maxRecords` distinct records (transactions and KYC users together,
+// fresh or not), whatever its aliases: past that, each further record fails at its own position
+// with BAD_USER_INPUT and costs no upstream call. Misses run within the caller's share of
+// upstream concurrency (`gate`).
+//
+
+export interface Loaders {
+  transaction: DataLoader<string, UpstreamTransaction | null>;
+  /** Always reads the upstream (mutations). */
+  uncachedTransaction: DataLoader<string, UpstreamTransaction | null>;
+  kycUser: DataLoader<string, UpstreamKycUser | null>;
+  /** Always reads the upstream (mutations). */
+  uncachedKycUser: DataLoader<string, UpstreamKycUser | null>;
+}
+
+/** What every loader of one request shares. */
+export interface RequestLimits {
+  /** Most distinct records the request may read. */
+  maxRecords: number;
+  /** Runs a miss's upstream call within the caller's share. */
+  gate?: ReadOptions['gate'];
+}
+
+function loader<T>(
+  kind: string,
+  seen: Set<string>,
+  maxRecords: number,
+  read: (key: string) => Promise<T | null>,
+): DataLoader<string, T | null> {
+  return new DataLoader<string, T | null>((keys) =>
+    Promise.all(
+      keys.map((key) => {
+        const record = `${kind}:${key}`;
+        if (!seen.has(record)) {
+          if (seen.size >= maxRecords) {
+            return new BadUserInputError(
+              `This request reads more than ${maxRecords} distinct records.`,
+            );
+          }
+          seen.add(record);
+        }
+        return read(key).catch((error: unknown) => toError(error));
+      }),
+    ),
+  );
+}
+
+function toError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+/** A record served from a stale copy because its upstream was down. */
+export interface StaleRecord {
+  txRef: string;
+  ageSeconds: number;
+}
+
+/**
+ * Builds the loaders of one request over the process-wide record sources; stale copies served
+ * to this request are appended to `stale` (the response says so).
+ */
+export function createLoaders(
+  sources: RecordSources,
+  stale: StaleRecord[],
+  limits: RequestLimits,
+): Loaders {
+  const seen = new Set<string>();
+  const { maxRecords } = limits;
+  const gate = limits.gate ? { gate: limits.gate } : {};
+  return {
+    transaction: loader('tx', seen, maxRecords, (ref) =>
+      sources.transaction(ref, {
+        ...gate,
+        onStale: (ageSeconds) => stale.push({ txRef: ref, ageSeconds }),
+      }),
+    ),
+    uncachedTransaction: loader('tx', seen, maxRecords, (ref) =>
+      sources.transaction(ref, { ...gate, bypassCache: true }),
+    ),
+    kycUser: loader('kyc', seen, maxRecords, (ref) => sources.kycUser(ref, gate)),
+    uncachedKycUser: loader('kyc', seen, maxRecords, (ref) =>
+      sources.kycUser(ref, { ...gate, bypassCache: true }),
+    ),
   };
 }
