@@ -4,20 +4,15 @@
  */
 import { ApolloClient, gql, HttpLink, InMemoryCache } from '@apollo/client';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
-import { sandboxUpstreams, startGateway, type TestGateway } from '../helpers/gateway.ts';
+import { startSandboxGateway, type TestGateway } from '../helpers/gateway.ts';
 
-let sandbox: Sandbox;
 let gateway: TestGateway;
 
+let close: () => Promise<void>;
 beforeAll(async () => {
-  sandbox = await startSandbox({ pendingSeconds: 1 });
-  gateway = await startGateway(sandboxUpstreams(sandbox), { LIVE_POLL_MS: '200' });
+  ({ gateway, close } = await startSandboxGateway({ LIVE_POLL_MS: '200' }, { pendingSeconds: 1 }));
 });
-afterAll(async () => {
-  await gateway.close();
-  await sandbox.close();
-});
+afterAll(() => close());
 
 const STATUS = gql`
   subscription ApolloStatus($txRef: ID!) {

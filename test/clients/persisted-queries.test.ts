@@ -9,23 +9,25 @@ import { createPersistedQueryLink } from '@apollo/client/link/persisted-queries'
 import { Client, fetchExchange, gql as urqlGql } from '@urql/core';
 import { persistedExchange } from '@urql/exchange-persisted';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
-import { codesOf, sandboxUpstreams, startGateway, type TestGateway } from '../helpers/gateway.ts';
+import type { Sandbox } from '../../sandbox/index.ts';
+import {
+  codesOf,
+  sandboxUpstreams,
+  startGateway,
+  startSandboxGateway,
+  type TestGateway,
+} from '../helpers/gateway.ts';
 import { skipRedisTests, startRedis, type TestRedis } from '../helpers/redis.ts';
 
 let sandbox: Sandbox;
 let gateway: TestGateway;
 let token: string;
 
+let close: () => Promise<void>;
 beforeAll(async () => {
-  sandbox = await startSandbox();
-  gateway = await startGateway(sandboxUpstreams(sandbox));
-  token = await gateway.token();
+  ({ sandbox, gateway, token, close } = await startSandboxGateway());
 });
-afterAll(async () => {
-  await gateway.close();
-  await sandbox.close();
-});
+afterAll(() => close());
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 

@@ -160,11 +160,11 @@ describe.skipIf(skip)('Redis stopped and started again under a serving gateway',
 
     // Metrics and logs said so, without the URL.
     expect(
-      await gateway.metric('gateway_redis_errors_total', 'component="rate_limit"'),
+      await gateway.metric('gateway_redis_errors_total', { component: 'rate_limit' }),
     ).toBeGreaterThan(0);
-    expect(await gateway.metric('gateway_cache_events_total', 'outcome="error"')).toBeGreaterThan(
-      0,
-    );
+    expect(
+      await gateway.metric('gateway_cache_events_total', { outcome: 'error' }),
+    ).toBeGreaterThan(0);
     expect(gateway.output()).toContain('redis unreachable');
     expect(gateway.output()).not.toContain(redis.url);
     expect(gateway.output()).not.toContain(String(redis.port));

@@ -5,7 +5,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, describe, expect, it } from 'vitest';
-import { metric, until } from '../helpers/eventually.ts';
+import { until } from '../helpers/eventually.ts';
+import { metric } from '../helpers/metrics.ts';
 
 const children: ChildProcess[] = [];
 afterAll(() => {
@@ -109,7 +110,8 @@ describe('npm start in sandbox mode', () => {
     });
     // SIGTERM while the request is in flight (NT-SLOW001 takes a while upstream).
     await until(
-      async () => (await metric(new URL(url).origin, 'gateway_graphql_requests_in_flight')) === 1,
+      async () =>
+        (await metric({ url: new URL(url).origin }, 'gateway_graphql_requests_in_flight')) === 1,
       5000,
     );
     main.child.kill('SIGTERM');

@@ -12,15 +12,3 @@ export async function until(read: () => Promise<boolean> | boolean, ms: number):
   }
   return Date.now() - started;
 }
-
-/** The sum of a metric's series whose labels contain `labels`, from a gateway's /metrics. */
-export async function metric(baseUrl: string, name: string, labels = ''): Promise<number> {
-  const text = await (await fetch(`${baseUrl}/metrics`)).text();
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(name) || !line.includes(labels)) continue;
-    const match = /^(\w+)(\{[^}]*\})? ([\d.e+-]+)$/.exec(line);
-    if (match?.[1] === name) sum += Number(match[3]);
-  }
-  return sum;
-}

@@ -9,7 +9,12 @@ import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { type GraphQLFormattedError, print } from 'graphql';
 import { SignJWT } from 'jose';
 import { expect } from 'vitest';
-import { demoPayments, type Sandbox } from '../../sandbox/index.ts';
+import {
+  demoPayments,
+  type Sandbox,
+  type SandboxOptions,
+  startSandbox,
+} from '../../sandbox/index.ts';
 import { createApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/observability/logger.ts';
@@ -186,4 +191,32 @@ export async function withoutUpstreamCall<T>(
   const result = await action();
   expect(sandbox.requests.length).toBe(before);
   return result;
+}
+
+/** A sandbox and a gateway in front of it, as most test files use them. */
+export interface SandboxGateway {
+  sandbox: Sandbox;
+  gateway: TestGateway;
+  /** A token with every scope. */
+  token: string;
+  /** Closes the gateway, then the sandbox. */
+  close: () => Promise<void>;
+}
+
+/** Starts a sandbox (with `sandboxOptions`) and a gateway in front of it (with `env`). */
+export async function startSandboxGateway(
+  env: SettingsEnv = {},
+  sandboxOptions: SandboxOptions = {},
+): Promise<SandboxGateway> {
+  const sandbox = await startSandbox(sandboxOptions);
+  const gateway = await startGateway(sandboxUpstreams(sandbox), env);
+  return {
+    sandbox,
+    gateway,
+    token: await gateway.token(),
+    close: async () => {
+      await gateway.close();
+      await sandbox.close();
+    },
+  };
 }

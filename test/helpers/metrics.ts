@@ -1,8 +1,8 @@
 /** Reads one sample from a gateway's /metrics (Prometheus text). */
 
 /**
- * The value of `name` with exactly these labels (summed over the other label sets when `labels`
- * is omitted); 0 when no such sample is exposed yet.
+ * The sum of the samples of `name` that carry these labels (and any others); all of its samples
+ * when `labels` is omitted; 0 when no such sample is exposed yet.
  */
 export async function metric(
   gateway: { url: string },
@@ -15,12 +15,9 @@ export async function metric(
     const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)$/.exec(line);
     if (!match || match[1] !== name) continue;
     if (labels) {
-      const wanted = Object.entries(labels)
-        .map(([key, value]) => `${key}="${value}"`)
-        .sort()
-        .join(',');
-      const given = (match[2] ?? '{}').slice(1, -1).split(',').filter(Boolean).sort().join(',');
-      if (given !== wanted) continue;
+      const given = new Set((match[2] ?? '{}').slice(1, -1).split(',').filter(Boolean));
+      const wanted = Object.entries(labels).map(([key, value]) => `${key}="${value}"`);
+      if (!wanted.every((pair) => given.has(pair))) continue;
     }
     total += Number(match[3]);
   }

@@ -5,8 +5,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createClient as createSseClient } from 'graphql-sse';
 import { SignJWT } from 'jose';
-import { metric } from './eventually.ts';
 import { KYC_PUBLIC, KYC_SECRET, KYC_SLUG, PAYMENT_TOKEN, TEST_JWT_SECRET } from './gateway.ts';
+import { metric } from './metrics.ts';
 
 export interface GatewayProcess {
   url: string;
@@ -17,7 +17,7 @@ export interface GatewayProcess {
   /** Sends a signal by PID and waits for the exit; resolves to the exit code (null if killed). */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
   /** A counter or gauge of its /metrics (summed over label sets matching `labels`). */
-  metric(name: string, labels?: string): Promise<number>;
+  metric(name: string, labels?: Record<string, string>): Promise<number>;
 }
 
 const started: GatewayProcess[] = [];
@@ -86,7 +86,7 @@ export async function spawnGateway(
       if (child.exitCode === null && child.signalCode === null) process.kill(pid, signal);
       return exited;
     },
-    metric: (name, labels = '') => metric(serving, name, labels),
+    metric: (name, labels) => metric({ url: serving }, name, labels),
   };
   started.push(gateway);
   return gateway;

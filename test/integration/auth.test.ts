@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
+import type { Sandbox } from '../../sandbox/index.ts';
 import {
   KycSdkConfigDocument,
   KycUserDocument,
@@ -23,6 +23,7 @@ import {
   gql,
   sandboxUpstreams,
   startGateway,
+  startSandboxGateway,
   TEST_JWT_SECRET,
   type TestGateway,
   withoutUpstreamCall as upstreamUntouched,
@@ -32,14 +33,11 @@ let sandbox: Sandbox;
 let gateway: TestGateway;
 const secret = new TextEncoder().encode(TEST_JWT_SECRET);
 
+let close: () => Promise<void>;
 beforeAll(async () => {
-  sandbox = await startSandbox();
-  gateway = await startGateway(sandboxUpstreams(sandbox));
+  ({ sandbox, gateway, close } = await startSandboxGateway());
 });
-afterAll(async () => {
-  await gateway.close();
-  await sandbox.close();
-});
+afterAll(() => close());
 
 const withoutUpstreamCall = <T>(action: () => Promise<T>): Promise<T> =>
   upstreamUntouched(sandbox, action);

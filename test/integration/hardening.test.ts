@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
+import type { Sandbox } from '../../sandbox/index.ts';
 import { UNCHECKED_VIEWER } from '../../src/auth.ts';
 import { TransactionDocument, TransactionsDocument } from '../../src/client/generated/graphql.ts';
 import { loadTrustedDocuments } from '../../src/graphql/persisted.ts';
@@ -22,6 +22,7 @@ import {
   gql,
   sandboxUpstreams,
   startGateway,
+  startSandboxGateway,
   type TestGateway,
   withoutUpstreamCall,
 } from '../helpers/gateway.ts';
@@ -30,15 +31,11 @@ let sandbox: Sandbox;
 let gateway: TestGateway;
 let token: string;
 
+let close: () => Promise<void>;
 beforeAll(async () => {
-  sandbox = await startSandbox();
-  gateway = await startGateway(sandboxUpstreams(sandbox));
-  token = await gateway.token();
+  ({ sandbox, gateway, token, close } = await startSandboxGateway());
 });
-afterAll(async () => {
-  await gateway.close();
-  await sandbox.close();
-});
+afterAll(() => close());
 
 const noUpstreamCall = <T>(action: () => Promise<T>): Promise<T> =>
   withoutUpstreamCall(sandbox, action);

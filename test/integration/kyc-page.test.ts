@@ -15,7 +15,7 @@ import {
   PagePaymentStatusDocument,
 } from '../../src/client/index.ts';
 import { loadConfig } from '../../src/config.ts';
-import { metric, until } from '../helpers/eventually.ts';
+import { until } from '../helpers/eventually.ts';
 import {
   codesOf,
   gql,
@@ -24,6 +24,7 @@ import {
   TEST_JWT_SECRET,
   type TestGateway,
 } from '../helpers/gateway.ts';
+import { metric } from '../helpers/metrics.ts';
 
 let sandbox: Sandbox;
 /** KYC_PAGE=true and demo tokens: sandbox mode as `npm start` runs it. */
@@ -246,7 +247,7 @@ describe('the typed client (src/client)', () => {
       break;
     }
     // The gateway stops polling for it once the client went away.
-    await until(async () => (await metric(demo.url, 'gateway_live_pollers')) === 0, 3000);
+    await until(async () => (await metric(demo, 'gateway_live_pollers')) === 0, 3000);
     await new Promise((resolve) => setTimeout(resolve, 100));
     const polls = sandbox.requests.filter((r) => r.path.endsWith(`/${txRef}`)).length;
     await new Promise((resolve) => setTimeout(resolve, 100));

@@ -3,7 +3,7 @@
  * references, the way `npm start` serves them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
+import type { Sandbox } from '../../sandbox/index.ts';
 import {
   KycSdkConfigDocument,
   KycUserDocument,
@@ -13,28 +13,20 @@ import {
   VerifyTransactionDocument,
 } from '../../src/client/generated/graphql.ts';
 import { advanceWallClock } from '../helpers/clock.ts';
-import {
-  codesOf,
-  dataOf,
-  gql,
-  sandboxUpstreams,
-  startGateway,
-  type TestGateway,
-} from '../helpers/gateway.ts';
+import { codesOf, dataOf, gql, startSandboxGateway, type TestGateway } from '../helpers/gateway.ts';
 
 let sandbox: Sandbox;
 let gateway: TestGateway;
 let token: string;
 
+let close: () => Promise<void>;
 beforeAll(async () => {
-  sandbox = await startSandbox({ pendingSeconds: 1, slowMs: 3000 });
-  gateway = await startGateway(sandboxUpstreams(sandbox), { UPSTREAM_TIMEOUT_MS: '1000' });
-  token = await gateway.token();
+  ({ sandbox, gateway, token, close } = await startSandboxGateway(
+    { UPSTREAM_TIMEOUT_MS: '1000' },
+    { pendingSeconds: 1, slowMs: 3000 },
+  ));
 });
-afterAll(async () => {
-  await gateway.close();
-  await sandbox.close();
-});
+afterAll(() => close());
 
 describe('transaction', () => {
   it('maps every field of a successful card payment', async () => {

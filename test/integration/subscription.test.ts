@@ -4,8 +4,9 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
-import { metric, until } from '../helpers/eventually.ts';
+import { until } from '../helpers/eventually.ts';
 import { sandboxUpstreams, startGateway, type TestGateway } from '../helpers/gateway.ts';
+import { metric } from '../helpers/metrics.ts';
 
 let sandbox: Sandbox;
 let gateway: TestGateway;
@@ -131,7 +132,7 @@ it('ends with a clear error at the watch limit, and stops polling', async () => 
     expect(text).toContain('UPSTREAM_TIMEOUT');
     expect(text).toContain('did not reach a final status within the watch time');
     // The watch is over: no poller is left, and the count of polls stands.
-    await until(async () => (await metric(limited.url, 'gateway_live_pollers')) === 0, 3000);
+    await until(async () => (await metric(limited, 'gateway_live_pollers')) === 0, 3000);
     const polls = slow.requests.filter((r) => r.path.endsWith(`/${txRef}`)).length;
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(slow.requests.filter((r) => r.path.endsWith(`/${txRef}`)).length).toBe(polls);

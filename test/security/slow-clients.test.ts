@@ -5,22 +5,16 @@
  */
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
-import { sandboxUpstreams, startGateway, type TestGateway } from '../helpers/gateway.ts';
+import { startSandboxGateway, type TestGateway } from '../helpers/gateway.ts';
 
-let sandbox: Sandbox;
 let gateway: TestGateway;
 let token: string;
 
+let close: () => Promise<void>;
 beforeAll(async () => {
-  sandbox = await startSandbox();
-  gateway = await startGateway(sandboxUpstreams(sandbox), { REQUEST_TIMEOUT_MS: '500' });
-  token = await gateway.token();
+  ({ gateway, token, close } = await startSandboxGateway({ REQUEST_TIMEOUT_MS: '500' }));
 });
-afterAll(async () => {
-  await gateway.close();
-  await sandbox.close();
-});
+afterAll(() => close());
 
 interface Held {
   socket: Socket;

@@ -5,7 +5,7 @@
  */
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
+import type { Sandbox } from '../../sandbox/index.ts';
 import {
   createAuthenticator,
   createVerifiedTokenCache,
@@ -16,8 +16,7 @@ import {
   codesOf,
   dataOf,
   gql,
-  sandboxUpstreams,
-  startGateway,
+  startSandboxGateway,
   TEST_JWT_SECRET,
   type TestGateway,
   withoutUpstreamCall,
@@ -28,14 +27,11 @@ let gateway: TestGateway;
 const secret = new TextEncoder().encode(TEST_JWT_SECRET);
 const now = (): number => Math.floor(Date.now() / 1000);
 
+let close: () => Promise<void>;
 beforeAll(async () => {
-  sandbox = await startSandbox();
-  gateway = await startGateway(sandboxUpstreams(sandbox));
+  ({ sandbox, gateway, close } = await startSandboxGateway());
 });
-afterAll(async () => {
-  await gateway.close();
-  await sandbox.close();
-});
+afterAll(() => close());
 
 /** Asks for a payment with `token`, which must be refused as a missing or expired one is. */
 async function expectRefused(token: string): Promise<void> {

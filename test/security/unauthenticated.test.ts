@@ -4,12 +4,11 @@
  * costly, is worked on or kept, and nothing the caller names reaches a metric label.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
+import type { Sandbox } from '../../sandbox/index.ts';
 import {
   codesOf,
   gql,
-  sandboxUpstreams,
-  startGateway,
+  startSandboxGateway,
   type TestGateway,
   withoutUpstreamCall,
 } from '../helpers/gateway.ts';
@@ -19,15 +18,13 @@ let sandbox: Sandbox;
 let gateway: TestGateway;
 let token: string;
 
+let close: () => Promise<void>;
 beforeAll(async () => {
-  sandbox = await startSandbox();
-  gateway = await startGateway(sandboxUpstreams(sandbox), { DOCUMENT_CACHE_BYTES: '1000000' });
-  token = await gateway.token();
+  ({ sandbox, gateway, token, close } = await startSandboxGateway({
+    DOCUMENT_CACHE_BYTES: '1000000',
+  }));
 });
-afterAll(async () => {
-  await gateway.close();
-  await sandbox.close();
-});
+afterAll(() => close());
 
 const typenameAliases = (n: number, salt = '') =>
   `query Q${salt} { ${Array.from({ length: n }, (_, i) => `a${i}: __typename`).join(' ')} }`;
