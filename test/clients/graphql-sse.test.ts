@@ -7,7 +7,10 @@ import { type Client, createClient, type ExecutionResult } from 'graphql-sse';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
 import { sandboxUpstreams, startGateway, type TestGateway } from '../helpers/gateway.ts';
-import { collectResults, type Sink } from '../helpers/subscriptions.ts';
+import { collect as collectFrom } from '../helpers/subscriptions.ts';
+
+const collect = (client: Client, query: string, variables: Record<string, unknown> = {}) =>
+  collectFrom<ExecutionResult>(client, query, variables);
 
 let sandbox: Sandbox;
 let gateway: TestGateway;
@@ -34,16 +37,6 @@ function connect(singleConnection: boolean, token: string | null): Client {
   });
   clients.push(client);
   return client;
-}
-
-function collect(
-  client: Client,
-  query: string,
-  variables: Record<string, unknown> = {},
-): Promise<{ results: ExecutionResult[]; error?: unknown }> {
-  return collectResults<ExecutionResult>((sink) =>
-    client.subscribe({ query, variables }, sink as Sink<unknown>),
-  );
 }
 
 const STATUS = 'subscription($txRef: ID!) { transactionStatus(txRef: $txRef) { txRef status } }';

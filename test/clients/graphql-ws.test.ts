@@ -7,7 +7,10 @@ import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
 import { sandboxUpstreams, startGateway, type TestGateway } from '../helpers/gateway.ts';
-import { collectResults, type Sink } from '../helpers/subscriptions.ts';
+import { collect as collectFrom } from '../helpers/subscriptions.ts';
+
+const collect = (client: Client, query: string, variables: Record<string, unknown> = {}) =>
+  collectFrom<ExecutionResult>(client, query, variables);
 
 let sandbox: Sandbox;
 let gateway: TestGateway;
@@ -37,17 +40,6 @@ function connect(token: string | null, onClose?: (code: number) => void): Client
   });
   clients.push(client);
   return client;
-}
-
-/** Every result of one operation, until it completes (or fails: the error is returned). */
-function collect(
-  client: Client,
-  query: string,
-  variables: Record<string, unknown> = {},
-): Promise<{ results: ExecutionResult[]; error?: unknown }> {
-  return collectResults<ExecutionResult>((sink) =>
-    client.subscribe({ query, variables }, sink as Sink<unknown>),
-  );
 }
 
 const STATUS = 'subscription($txRef: ID!) { transactionStatus(txRef: $txRef) { txRef status } }';

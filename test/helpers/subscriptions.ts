@@ -19,3 +19,20 @@ export function collectResults<T>(
     });
   });
 }
+
+/** What graphql-ws's and graphql-sse's clients both offer. */
+export interface SubscribingClient {
+  subscribe(
+    payload: { query: string; variables: Record<string, unknown> },
+    sink: Sink<never>,
+  ): unknown;
+}
+
+/** Every result of one operation of `client`, until it completes (or fails: the error is returned). */
+export function collect<T>(
+  client: SubscribingClient,
+  query: string,
+  variables: Record<string, unknown> = {},
+): Promise<{ results: T[]; error?: unknown }> {
+  return collectResults<T>((sink) => client.subscribe({ query, variables }, sink as Sink<never>));
+}
