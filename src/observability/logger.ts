@@ -44,14 +44,50 @@ export const REDACTED_KEYS: ReadonlySet<string> = new Set(
   ].map((key) => key.toLowerCase()),
 );
 
+/** Whether values under `key` are redacted; remembered per key name (a log has few). */
+const verdicts = new Map<string, boolean>();
+function sensitive(key: string): boolean {
+  let verdict = verdicts.get(key);
+  if (verdict === undefined) {
+    verdict = REDACTED_KEYS.has(key.toLowerCase());
+    if (verdicts.size < 10_000) verdicts.set(key, verdict);
+  }
+  return verdict;
+}
+
+function isPlain(value: object): boolean {
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * `value` with every value under a sensitive key replaced, at any depth. Plain objects and arrays
+ * with nothing to redact are returned as they are (most log lines: no copy); any other object is
+ * copied to its own enumerable properties, as it always was.
+ */
 function redactDeep(value: unknown, depth: number): unknown {
   if (depth > 8 || value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return value.map((item) => redactDeep(item, depth + 1));
-  const out: Record<string, unknown> = {};
-  for (const [key, inner] of Object.entries(value)) {
-    out[key] = REDACTED_KEYS.has(key.toLowerCase()) ? CENSOR : redactDeep(inner, depth + 1);
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    value.forEach((item, index) => {
+      const redacted = redactDeep(item, depth + 1);
+      if (redacted !== item) {
+        copy ??= [...value];
+        copy[index] = redacted;
+      }
+    });
+    return copy ?? value;
   }
-  return out;
+  const plain = isPlain(value);
+  let copy: Record<string, unknown> | undefined = plain ? undefined : {};
+  for (const [key, inner] of Object.entries(value)) {
+    const redacted = sensitive(key) ? CENSOR : redactDeep(inner, depth + 1);
+    if (copy) copy[key] = redacted;
+    else if (redacted !== inner) {
+      copy = { ...(value as Record<string, unknown>), [key]: redacted };
+    }
+  }
+  return copy ?? value;
 }
 
 export type { Logger };
