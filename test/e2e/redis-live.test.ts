@@ -8,7 +8,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../helpers/eventually.ts';
-import { type Fixture, kycBody, startFixture, startSettlingPayment } from '../helpers/fixture.ts';
 import {
   type Followed,
   follow,
@@ -17,14 +16,12 @@ import {
   stopAllGateways,
   testToken,
 } from '../helpers/processes.ts';
-import { skipRedisTests, startRedis, type TestRedis } from '../helpers/redis.ts';
+import { type RedisBench, skipRedisTests, startRedisBench } from '../helpers/redis.ts';
 
 const skip = skipRedisTests('redis-live');
 const POLL_MS = 200;
 
-let redis: TestRedis;
-let payment: Fixture;
-let kyc: Fixture;
+let bench: RedisBench;
 let a: GatewayProcess;
 let b: GatewayProcess;
 let token: string;
@@ -33,29 +30,25 @@ let callsFor: (txRef: string) => number;
 
 beforeAll(async () => {
   if (skip) return;
-  redis = await startRedis();
-  const settling = await startSettlingPayment(Number.POSITIVE_INFINITY);
-  payment = settling.fixture;
-  settleAt = settling.settleAt;
-  callsFor = settling.callsFor;
-  kyc = await startFixture(() => ({ body: kycBody() }));
+  bench = await startRedisBench(Number.POSITIVE_INFINITY);
+  ({ settleAt, callsFor } = bench.payment);
   const env = {
-    CACHE_URL: redis.url,
+    CACHE_URL: bench.redis.url,
     LIVE_POLL_MS: String(POLL_MS),
     LIVE_HEARTBEAT_MS: '250',
     // One token follows with 50 streams here: more than a caller may hold by default.
     LIVE_MAX_PER_CALLER: '100',
   };
-  const upstreams = { paymentUrl: payment.url, kycUrl: kyc.url };
-  [a, b] = await Promise.all([spawnGateway(upstreams, env), spawnGateway(upstreams, env)]);
+  [a, b] = await Promise.all([
+    spawnGateway(bench.upstreams, env),
+    spawnGateway(bench.upstreams, env),
+  ]);
   token = await testToken();
 }, 30_000);
 
 afterAll(async () => {
   await stopAllGateways();
-  await payment?.close();
-  await kyc?.close();
-  await redis?.stop();
+  await bench?.close();
 });
 
 describe.skipIf(skip)('transactionStatus over SSE, two processes, one Redis', () => {

@@ -7,7 +7,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../helpers/eventually.ts';
-import { type Fixture, kycBody, startFixture, startSettlingPayment } from '../helpers/fixture.ts';
 import {
   follow,
   type GatewayProcess,
@@ -16,44 +15,40 @@ import {
   stopAllGateways,
   testToken,
 } from '../helpers/processes.ts';
-import { skipRedisTests, startRedis, type TestRedis } from '../helpers/redis.ts';
+import {
+  type RedisBench,
+  skipRedisTests,
+  startRedisBench,
+  type TestRedis,
+} from '../helpers/redis.ts';
 
 const skip = skipRedisTests('redis-outage');
 
+let bench: RedisBench;
 let redis: TestRedis;
-let payment: Fixture;
-let kyc: Fixture;
 let gateway: GatewayProcess;
 let settleAt: Map<string, number>;
 let callsFor: (txRef: string) => number;
 
 beforeAll(async () => {
   if (skip) return;
-  redis = await startRedis();
-  const settling = await startSettlingPayment(0);
-  payment = settling.fixture;
-  settleAt = settling.settleAt;
-  callsFor = settling.callsFor;
-  kyc = await startFixture(() => ({ body: kycBody() }));
-  gateway = await spawnGateway(
-    { paymentUrl: payment.url, kycUrl: kyc.url },
-    {
-      CACHE_URL: redis.url,
-      RATE_LIMIT_RPS: '1',
-      RATE_LIMIT_BURST: '2',
-      SERVICE_RATE_LIMIT_RPS: '1',
-      SERVICE_RATE_LIMIT_BURST: '2',
-      LIVE_POLL_MS: '200',
-      LIVE_HEARTBEAT_MS: '200',
-    },
-  );
+  bench = await startRedisBench(0);
+  ({ redis } = bench);
+  ({ settleAt, callsFor } = bench.payment);
+  gateway = await spawnGateway(bench.upstreams, {
+    CACHE_URL: redis.url,
+    RATE_LIMIT_RPS: '1',
+    RATE_LIMIT_BURST: '2',
+    SERVICE_RATE_LIMIT_RPS: '1',
+    SERVICE_RATE_LIMIT_BURST: '2',
+    LIVE_POLL_MS: '200',
+    LIVE_HEARTBEAT_MS: '200',
+  });
 }, 30_000);
 
 afterAll(async () => {
   await stopAllGateways();
-  await payment?.close();
-  await kyc?.close();
-  await redis?.stop();
+  await bench?.close();
 });
 
 const readyz = async () => (await fetch(`${gateway.url}/readyz`)).status;

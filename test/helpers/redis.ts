@@ -9,6 +9,13 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { createClient } from '@redis/client';
+import {
+  type Fixture,
+  kycBody,
+  type SettlingPayment,
+  startFixture,
+  startSettlingPayment,
+} from './fixture.ts';
 
 /** redis-server on the PATH, else Debian's place for it; undefined when absent. */
 function findRedisServer(): string | undefined {
@@ -115,5 +122,34 @@ export async function startRedis(): Promise<TestRedis> {
       if (child?.pid !== undefined && child.exitCode === null) process.kill(child.pid, signal);
     },
     command: (args) => command(url, args),
+  };
+}
+
+/** A real redis-server and the two upstreams that the scale-out tests put gateways in front of. */
+export interface RedisBench {
+  redis: TestRedis;
+  /** Payments that settle at their `settleAt` time (`unlistedSettleAt` for the others). */
+  payment: SettlingPayment;
+  kyc: Fixture;
+  upstreams: { paymentUrl: string; kycUrl: string };
+  /** Stops the upstreams and redis-server (the gateways are the caller's). */
+  close: () => Promise<void>;
+}
+
+/** Starts redis-server, a settling payment upstream and a KYC upstream. */
+export async function startRedisBench(unlistedSettleAt: number): Promise<RedisBench> {
+  const redis = await startRedis();
+  const payment = await startSettlingPayment(unlistedSettleAt);
+  const kyc = await startFixture(() => ({ body: kycBody() }));
+  return {
+    redis,
+    payment,
+    kyc,
+    upstreams: { paymentUrl: payment.fixture.url, kycUrl: kyc.url },
+    close: async () => {
+      await payment.fixture.close();
+      await kyc.close();
+      await redis.stop();
+    },
   };
 }
