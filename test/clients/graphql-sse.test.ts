@@ -3,14 +3,11 @@
  * stream per operation) and single connection (one reserved stream, operations bearing its
  * token). Same token rules in both.
  */
-import { type Client, createClient, type ExecutionResult } from 'graphql-sse';
+import { type Client, createClient } from 'graphql-sse';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
 import { sandboxUpstreams, startGateway, type TestGateway } from '../helpers/gateway.ts';
-import { collect as collectFrom } from '../helpers/subscriptions.ts';
-
-const collect = (client: Client, query: string, variables: Record<string, unknown> = {}) =>
-  collectFrom<ExecutionResult>(client, query, variables);
+import { collect } from '../helpers/subscriptions.ts';
 
 let sandbox: Sandbox;
 let gateway: TestGateway;

@@ -2,15 +2,12 @@
  * WebSocket clients (`graphql-transport-ws`, the graphql-ws library's own client) on `/graphql`:
  * the same token rules, limits, error codes and live hub as the HTTP transports.
  */
-import { type Client, createClient, type ExecutionResult } from 'graphql-ws';
+import { type Client, createClient } from 'graphql-ws';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
 import { sandboxUpstreams, startGateway, type TestGateway } from '../helpers/gateway.ts';
-import { collect as collectFrom } from '../helpers/subscriptions.ts';
-
-const collect = (client: Client, query: string, variables: Record<string, unknown> = {}) =>
-  collectFrom<ExecutionResult>(client, query, variables);
+import { collect } from '../helpers/subscriptions.ts';
 
 let sandbox: Sandbox;
 let gateway: TestGateway;

@@ -1,4 +1,5 @@
 /** Collects a subscription's results through the sink that graphql-ws and graphql-sse share. */
+import type { FormattedExecutionResult } from 'graphql';
 
 export interface Sink<T> {
   next(value: T): void;
@@ -29,7 +30,7 @@ export interface SubscribingClient {
 }
 
 /** Every result of one operation of `client`, until it completes (or fails: the error is returned). */
-export function collect<T>(
+export function collect<T = FormattedExecutionResult>(
   client: SubscribingClient,
   query: string,
   variables: Record<string, unknown> = {},
