@@ -185,9 +185,10 @@ describe.skipIf(skip)('Redis stopped and started again under a serving gateway',
       console.info(
         `[redis-outage] hung Redis: ${times.length} queries in 2 s, ${slow} waited over 200 ms, median ${Math.round(median)} ms, slowest ${Math.round(Math.max(...times))} ms`,
       );
-      // Were each request to wait for the timeout, there would be at most 8, all slow.
+      // Were each request to wait for the timeout, there would be at most 8, all slow: a count,
+      // not a time, says that Redis counted as down after the first timeout of each second.
       expect(times.length).toBeGreaterThan(10);
-      expect(median).toBeLessThan(100);
+      expect(slow).toBeLessThanOrEqual(4);
       expect(Math.max(...times)).toBeLessThan(1000);
     } finally {
       redis.signal('SIGCONT');
