@@ -169,47 +169,8 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-/** Builds the gateway. */
-export function createGateway(deps: GatewayDeps): Gateway {
-  const { metrics, logger } = deps;
-  const { yoga, serveJson } = createPipeline(deps);
-
-  /** Whether a POST may try the JSON transport (CORS, streams and trusted-only are Yoga's). */
-  const transportEligible = (req: IncomingMessage): boolean =>
-    deps.fastPath !== false &&
-    deps.hardening.trustedDocuments !== 'only' &&
-    jsonAnswerType(req) !== undefined &&
-    !(deps.corsOrigins.length > 0 && req.headers.origin !== undefined);
-
-  /** Reads the (length-checked) body, tries the JSON transport, else hands the body to Yoga. */
-  const serveBuffered = async (
-    req: IncomingMessage,
-    res: ServerResponse,
-    context: NodeServerContext,
-  ): Promise<void> => {
-    const body = await readBody(req);
-    const outcome = await serveJson(req, res, body, context);
-    metrics.jsonTransport.inc({ outcome });
-    if (outcome === 'answered') return;
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (typeof value === 'string') headers.set(name, value);
-      else if (Array.isArray(value)) for (const item of value) headers.append(name, item);
-    }
-    const response = await yoga.fetch(
-      `http://${req.headers.host ?? 'localhost'}${req.url ?? '/graphql'}`,
-      { method: 'POST', headers, body },
-      context,
-    );
-    const answer = Buffer.from(await response.arrayBuffer());
-    const outgoing: Record<string, string | string[]> = {};
-    response.headers.forEach((value, name) => {
-      if (!HOP_BY_HOP.has(name)) outgoing[name] = value;
-    });
-    res.writeHead(response.status, { ...outgoing, 'content-length': answer.length });
-    res.end(answer);
-  };
-
+/** Admission from the headers alone, the same for every transport. */
+function createAdmission(deps: Pick<GatewayDeps, 'authenticate' | 'rateLimiter'>) {
   /**
    * The token, then the caller's rate, from the headers alone: a request without a valid token
    * or over its rate costs no body read, no parse and no validation.
@@ -244,6 +205,135 @@ export function createGateway(deps: GatewayDeps): Gateway {
     const decision = await deps.rateLimiter.take(caller, kind);
     return decision.allowed ? undefined : new RateLimitedError(decision.retryAfterSeconds);
   };
+  return { admit, identify, charge };
+}
+
+/** One log line and the request metrics, when the response has gone out. */
+function logRequest(
+  { metrics, logger }: Pick<GatewayDeps, 'metrics' | 'logger'>,
+  summary: RequestSummary,
+  res: ServerResponse,
+  started: number,
+  span: Span | undefined,
+): void {
+  metrics.requestsInFlight.dec();
+  const seconds = (performance.now() - started) / 1000;
+  const operation = metrics.operationLabel(summary.operation);
+  const outcome = summary.codes.length > 0 || res.statusCode >= 400 ? 'error' : 'ok';
+  metrics.graphqlRequests.inc({ operation, outcome });
+  metrics.requestDuration.observe({ operation }, seconds);
+  for (const code of summary.codes) metrics.graphqlErrors.inc({ operation, code });
+  logger.info(
+    {
+      requestId: summary.id,
+      operation,
+      status: res.statusCode,
+      durationMs: Math.round(seconds * 10_000) / 10,
+      errorCodes: summary.codes,
+      ...(span && { traceId: span.spanContext().traceId, spanId: span.spanContext().spanId }),
+    },
+    'graphql request',
+  );
+  if (span) {
+    if (summary.operationType) {
+      span.updateName(`graphql ${summary.operationType} ${summary.operation ?? ''}`.trim());
+    }
+    span.setAttributes({
+      'http.response.status_code': res.statusCode,
+      'graphql.operation.name': operation,
+      ...(summary.operationType && { 'graphql.operation.type': summary.operationType }),
+      'gateway.request_id': summary.id,
+      'gateway.error_codes': summary.codes,
+    });
+    if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+  }
+}
+
+/** The other paths: probes, metrics, the KYC page. */
+function routeOthers(
+  deps: Pick<GatewayDeps, 'readiness' | 'metrics' | 'kycPage'>,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string | undefined,
+): void {
+  if (path === '/healthz') {
+    send(res, 200, 'ok\n');
+    return;
+  }
+  if (path === '/readyz') {
+    deps.readiness().then(
+      ({ ready, reasons }) =>
+        send(res, ready ? 200 : 503, ready ? 'ready\n' : `${reasons.join('\n')}\n`),
+      () => send(res, 503, 'readiness check failed\n'),
+    );
+    return;
+  }
+  if (path === '/metrics') {
+    deps.metrics.registry.metrics().then(
+      (text) => send(res, 200, text, deps.metrics.registry.contentType),
+      () => send(res, 500, 'metrics unavailable\n'),
+    );
+    return;
+  }
+  if (path !== undefined && deps.kycPage?.(req, res, path)) return;
+  send(res, 404, 'not found\n');
+}
+
+/**
+ * A buffered POST the JSON transport declined, answered by Yoga's handler through its Fetch
+ * interface (the body has been read already).
+ */
+async function postToYoga(
+  yoga: ReturnType<typeof createPipeline>['yoga'],
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: string,
+  context: NodeServerContext,
+): Promise<void> {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (typeof value === 'string') headers.set(name, value);
+    else if (Array.isArray(value)) for (const item of value) headers.append(name, item);
+  }
+  const response = await yoga.fetch(
+    `http://${req.headers.host ?? 'localhost'}${req.url ?? '/graphql'}`,
+    { method: 'POST', headers, body },
+    context,
+  );
+  const answer = Buffer.from(await response.arrayBuffer());
+  const outgoing: Record<string, string | string[]> = {};
+  response.headers.forEach((value, name) => {
+    if (!HOP_BY_HOP.has(name)) outgoing[name] = value;
+  });
+  res.writeHead(response.status, { ...outgoing, 'content-length': answer.length });
+  res.end(answer);
+}
+
+/** Builds the gateway. */
+export function createGateway(deps: GatewayDeps): Gateway {
+  const { metrics, logger } = deps;
+  const { yoga, serveJson } = createPipeline(deps);
+  const { admit, identify, charge } = createAdmission(deps);
+
+  /** Whether a POST may try the JSON transport (CORS, streams and trusted-only are Yoga's). */
+  const transportEligible = (req: IncomingMessage): boolean =>
+    deps.fastPath !== false &&
+    deps.hardening.trustedDocuments !== 'only' &&
+    jsonAnswerType(req) !== undefined &&
+    !(deps.corsOrigins.length > 0 && req.headers.origin !== undefined);
+
+  /** Reads the (length-checked) body, tries the JSON transport, else hands the body to Yoga. */
+  const serveBuffered = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    context: NodeServerContext,
+  ): Promise<void> => {
+    const body = await readBody(req);
+    const outcome = await serveJson(req, res, body, context);
+    metrics.jsonTransport.inc({ outcome });
+    if (outcome === 'declined') await postToYoga(yoga, req, res, body, context);
+  };
 
   /** What needs no token: GraphiQL's page itself, and CORS preflights (neither executes). */
   const servedWithoutToken = (req: IncomingMessage): boolean =>
@@ -251,47 +341,6 @@ export function createGateway(deps: GatewayDeps): Gateway {
     (deps.graphiql !== false &&
       req.method === 'GET' &&
       (req.headers.accept ?? '').includes('text/html'));
-
-  /** One log line and the request metrics, when the response has gone out. */
-  const finish = (
-    summary: RequestSummary,
-    res: ServerResponse,
-    started: number,
-    span: Span | undefined,
-  ): void => {
-    metrics.requestsInFlight.dec();
-    const seconds = (performance.now() - started) / 1000;
-    const operation = metrics.operationLabel(summary.operation);
-    const outcome = summary.codes.length > 0 || res.statusCode >= 400 ? 'error' : 'ok';
-    metrics.graphqlRequests.inc({ operation, outcome });
-    metrics.requestDuration.observe({ operation }, seconds);
-    for (const code of summary.codes) metrics.graphqlErrors.inc({ operation, code });
-    logger.info(
-      {
-        requestId: summary.id,
-        operation,
-        status: res.statusCode,
-        durationMs: Math.round(seconds * 10_000) / 10,
-        errorCodes: summary.codes,
-        ...(span && { traceId: span.spanContext().traceId, spanId: span.spanContext().spanId }),
-      },
-      'graphql request',
-    );
-    if (span) {
-      if (summary.operationType) {
-        span.updateName(`graphql ${summary.operationType} ${summary.operation ?? ''}`.trim());
-      }
-      span.setAttributes({
-        'http.response.status_code': res.statusCode,
-        'graphql.operation.name': operation,
-        ...(summary.operationType && { 'graphql.operation.type': summary.operationType }),
-        'gateway.request_id': summary.id,
-        'gateway.error_codes': summary.codes,
-      });
-      if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-      span.end();
-    }
-  };
 
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const path = (req.url ?? '/').split('?', 1)[0];
@@ -311,7 +360,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       context.with(trace.setSpan(parent, span), () => serveGraphQL(req, res, span));
       return;
     }
-    routeOthers(req, res, path);
+    routeOthers(deps, req, res, path);
   };
 
   /** `/graphql`: admission from the headers, then a transport. */
@@ -325,7 +374,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     const summary: RequestSummary = { id, codes: [] };
     const started = performance.now();
     metrics.requestsInFlight.inc();
-    res.once('close', () => finish(summary, res, started, span));
+    res.once('close', () => logRequest(deps, summary, res, started, span));
     if (servedWithoutToken(req)) {
       void yoga.handle(req, res, { req, res, summary, viewer: NO_ACCESS, caller: '' });
       return;
@@ -360,31 +409,6 @@ export function createGateway(deps: GatewayDeps): Gateway {
         if (!res.headersSent) send(res, 500, 'internal error\n');
       },
     );
-  };
-
-  /** The other paths: probes, metrics, the KYC page. */
-  const routeOthers = (req: IncomingMessage, res: ServerResponse, path: string | undefined) => {
-    if (path === '/healthz') {
-      send(res, 200, 'ok\n');
-      return;
-    }
-    if (path === '/readyz') {
-      deps.readiness().then(
-        ({ ready, reasons }) =>
-          send(res, ready ? 200 : 503, ready ? 'ready\n' : `${reasons.join('\n')}\n`),
-        () => send(res, 503, 'readiness check failed\n'),
-      );
-      return;
-    }
-    if (path === '/metrics') {
-      metrics.registry.metrics().then(
-        (text) => send(res, 200, text, metrics.registry.contentType),
-        () => send(res, 500, 'metrics unavailable\n'),
-      );
-      return;
-    }
-    if (path !== undefined && deps.kycPage?.(req, res, path)) return;
-    send(res, 404, 'not found\n');
   };
 
   const timeoutMs = deps.hardening.limits.requestTimeoutMs;
