@@ -5,7 +5,7 @@
 import { Agent, get as httpGet, type IncomingMessage } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
+import { type Sandbox, startSandbox } from '../index.ts';
 
 const TOKEN = 'test-payment-token';
 const SECRET = 'test-kyc-secret';

@@ -5,7 +5,7 @@
  * documented values are rejected. The widget's behaviour in a page is in the browser tests.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
+import { type Sandbox, startSandbox } from '../index.ts';
 
 const PUBLIC_KEY = 'pk_test_sdk';
 const SECRET = 'sk_test_sdk_secret';
