@@ -236,7 +236,13 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
       maxBytes: 16 * 1024 * 1024,
       ...(redis && { redis }),
     }),
-    callerShare: new CallerShare(config.callerShare.maxConcurrent, config.callerShare.maxQueued),
+    callerShare: new CallerShare(
+      {
+        endUser: config.callerShare.maxConcurrent,
+        service: config.callerShare.serviceMaxConcurrent,
+      },
+      config.callerShare.maxQueued,
+    ),
     live,
     sources,
     authenticate,

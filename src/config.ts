@@ -200,7 +200,7 @@ export interface GatewayConfig {
   /** Most distinct upstream records one request may read. */
   maxRecordsPerRequest: number;
   /** One caller's upstream calls in flight in this process, and waiting for a slot. */
-  callerShare: { maxConcurrent: number; maxQueued: number };
+  callerShare: { maxConcurrent: number; serviceMaxConcurrent: number; maxQueued: number };
   log: LogConfig;
   /** How long requests in flight may take to finish on SIGTERM/SIGINT (ms). */
   shutdownGraceMs: number;
@@ -438,6 +438,7 @@ export function loadConfig(env: Env): GatewayConfig {
     maxRecordsPerRequest: readSetting(env, 'MAX_RECORDS_PER_REQUEST'),
     callerShare: {
       maxConcurrent: readSetting(env, 'UPSTREAM_MAX_CONCURRENT_PER_CALLER'),
+      serviceMaxConcurrent: readSetting(env, 'SERVICE_UPSTREAM_MAX_CONCURRENT_PER_CALLER'),
       maxQueued: readSetting(env, 'UPSTREAM_MAX_QUEUED_PER_CALLER'),
     },
     live: {

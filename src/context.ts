@@ -67,12 +67,13 @@ export function createContext(
   const stale: StaleRecord[] = [];
   const { caller } = admitted;
   const share = deps.callerShare;
+  const kind = admitted.viewer.scopes.size > 0 ? 'service' : 'endUser';
   return {
     viewer: admitted.viewer,
     caller,
     loaders: createLoaders(deps.sources, stale, {
       maxRecords: deps.settings.maxRecordsPerRequest,
-      ...(share && { gate: (upstream, work) => share.run(caller, upstream, work) }),
+      ...(share && { gate: (upstream, work) => share.run(caller, kind, upstream, work) }),
     }),
     settings: deps.settings,
     live: deps.live,

@@ -288,7 +288,13 @@ export const SETTINGS = {
     1,
     100_000,
     16,
-    "One caller's upstream calls in flight, in one process.",
+    "An end user's (a token without scopes) upstream calls in flight, in one process.",
+  ),
+  SERVICE_UPSTREAM_MAX_CONCURRENT_PER_CALLER: int(
+    1,
+    100_000,
+    64,
+    "A service's (a token with scopes: a merchant's backend, many requests at once) upstream calls in flight, in one process.",
   ),
   UPSTREAM_MAX_QUEUED_PER_CALLER: int(
     0,

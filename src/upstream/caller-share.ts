@@ -1,11 +1,15 @@
 /**
- * A fair share of upstream concurrency per caller: one caller has at most `limit` upstream
- * calls in flight in this process; its further calls wait in its own queue (at most `maxQueued`,
+ * A fair share of upstream concurrency per caller: one caller has at most its class's limit of
+ * upstream calls in flight in this process (an end user's token, or a service's, which sends a
+ * merchant backend's many requests at once); its further calls wait in its own queue (at most `maxQueued`,
  * beyond which they are refused at once) before they may take a slot of the shared bulkhead.
  * So one caller's request of a hundred references cannot fill the slots and queue that every
  * other caller's calls need. A caller's entry is dropped as soon as it is idle.
  */
 import { type UpstreamName, UpstreamUnavailableError } from '../errors.ts';
+
+/** The classes of callers, as for rate limits: tokens without scopes, and with. */
+export type CallerKind = 'endUser' | 'service';
 
 interface CallerState {
   active: number;
@@ -13,12 +17,12 @@ interface CallerState {
 }
 
 export class CallerShare {
-  readonly #limit: number;
+  readonly #limits: Record<CallerKind, number>;
   readonly #maxQueued: number;
   readonly #callers = new Map<string, CallerState>();
 
-  constructor(limit: number, maxQueued: number) {
-    this.#limit = limit;
+  constructor(limits: Record<CallerKind, number>, maxQueued: number) {
+    this.#limits = limits;
     this.#maxQueued = maxQueued;
   }
 
@@ -27,14 +31,19 @@ export class CallerShare {
     return this.#callers.size;
   }
 
-  /** Runs `work` within `caller`'s share of the `upstream`'s concurrency. */
-  async run<T>(caller: string, upstream: UpstreamName, work: () => Promise<T>): Promise<T> {
+  /** Runs `work` within the share of `caller` (of class `kind`) of the `upstream`'s concurrency. */
+  async run<T>(
+    caller: string,
+    kind: CallerKind,
+    upstream: UpstreamName,
+    work: () => Promise<T>,
+  ): Promise<T> {
     let state = this.#callers.get(caller);
     if (!state) {
       state = { active: 0, waiting: [] };
       this.#callers.set(caller, state);
     }
-    if (state.active >= this.#limit) {
+    if (state.active >= this.#limits[kind]) {
       if (state.waiting.length >= this.#maxQueued) {
         throw new UpstreamUnavailableError(upstream, 'too many calls in flight for this caller');
       }

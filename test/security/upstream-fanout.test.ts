@@ -37,7 +37,13 @@ it("three such requests at once leave another caller's query served, and keep ea
       }, 20);
       return { body: transactionBody({ paymentRef: request.path.split('/').pop() }), delayMs: 20 };
     },
-    { env: { UPSTREAM_MAX_CONCURRENT_PER_CALLER: '8', UPSTREAM_TIMEOUT_MS: '5000' } },
+    {
+      env: {
+        UPSTREAM_MAX_CONCURRENT_PER_CALLER: '4',
+        SERVICE_UPSTREAM_MAX_CONCURRENT_PER_CALLER: '8',
+        UPSTREAM_TIMEOUT_MS: '5000',
+      },
+    },
   );
   const greedy = await gateway.token({ sub: 'greedy' });
   const other = await gateway.token({ sub: 'other' });
