@@ -34,7 +34,13 @@ type SandboxModule = typeof import('../sandbox/index.ts');
 async function loadSandbox(): Promise<SandboxModule> {
   try {
     return await import('../sandbox/index.ts');
-  } catch {
+  } catch (error) {
+    // Only the folder itself missing is this install's situation; any other failure is a bug
+    // to see.
+    const { code, message } = error as { code?: unknown; message?: unknown };
+    if (code !== 'ERR_MODULE_NOT_FOUND' || !String(message).includes('/sandbox/index.ts')) {
+      throw error;
+    }
     console.error(
       'Cannot start: sandbox mode needs the sandbox/ folder, which this install does not have; set PAYMENT_API_URL and KYC_API_URL',
     );
