@@ -107,11 +107,14 @@ function maxRootFieldsRule(max: number, production: boolean) {
  * Length of a list argument given inline or through a variable (its coerced value, so a
  * variable's default counts like a value sent); 1 when unknown.
  */
-function listLength(value: ValueNode | undefined, variables: Record<string, unknown>): number {
+function listLength(
+  value: ValueNode | undefined,
+  variables: () => Record<string, unknown>,
+): number {
   if (!value) return 1;
   if (value.kind === Kind.LIST) return value.values.length;
   if (value.kind === Kind.VARIABLE) {
-    const given = variables[value.name.value];
+    const given = variables()[value.name.value];
     return Array.isArray(given) ? given.length : 1;
   }
   return 1;
@@ -144,6 +147,35 @@ export function operationCost(
   operationName: string | null | undefined,
   rawVariables: Record<string, unknown>,
 ): number {
+  const known = constantCosts.get(document)?.get(operationName ?? '');
+  if (known !== undefined) return known;
+  let readVariables = false;
+  let coerced: Record<string, unknown> | undefined;
+  const cost = costOfOperation(document, operationName, (operation) => {
+    readVariables = true;
+    coerced ??= coercedVariables(schema, operation, rawVariables);
+    return coerced;
+  });
+  // An operation whose list lengths come from no variable costs the same every time.
+  if (!readVariables) {
+    let byName = constantCosts.get(document);
+    if (!byName) {
+      byName = new Map();
+      constantCosts.set(document, byName);
+    }
+    byName.set(operationName ?? '', cost);
+  }
+  return cost;
+}
+
+/** Costs that depend on no variable, per document (kept as long as the document) and operation. */
+const constantCosts = new WeakMap<DocumentNode, Map<string, number>>();
+
+function costOfOperation(
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variablesOf: (operation: OperationDefinitionNode) => Record<string, unknown>,
+): number {
   const fragments = fragmentsOf(document);
   const operations = document.definitions.filter(
     (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
@@ -152,7 +184,7 @@ export function operationCost(
     operations.find((o) => o.name?.value === operationName) ??
     (operations.length === 1 ? operations[0] : undefined);
   if (!operation) return 0;
-  const variables = coercedVariables(schema, operation, rawVariables);
+  const variables = () => variablesOf(operation);
   const LIST_ESTIMATE: Record<string, number> = { levels: 5, checks: 5 };
   const fragmentCosts = new Map<string, number>();
   const walk = (
