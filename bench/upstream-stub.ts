@@ -15,13 +15,8 @@
 import { createHash } from 'node:crypto';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  formatKycTime,
-  GENERATED_PREFIX,
-  generatedTransaction,
-  type UpstreamKycCheck,
-  type UpstreamKycUser,
-} from '../sandbox/data.ts';
+import { formatKycTime, GENERATED_PREFIX, generatedTransaction } from '../sandbox/data.ts';
+import type { KycCheckJson, KycUserJson } from '../src/upstream/shapes.ts';
 import { KYC_PATH, PAYMENT_PATH, STUB_CREDENTIALS } from './queries.ts';
 
 const port = Number(process.env.STUB_PORT ?? '0');
@@ -80,7 +75,7 @@ const LEVELS = [
 const KYC_EPOCH = Date.parse('2023-01-01T00:00:00Z');
 
 /** A KYC record of 3 levels × 3 checks for any userRef; its level (1–3) and times vary by user. */
-function kycUser(userRef: string): UpstreamKycUser {
+function kycUser(userRef: string): KycUserJson {
   const digest = createHash('sha256').update(userRef).digest();
   const reached = 1 + ((digest[0] ?? 0) % 3);
   const base = KYC_EPOCH + (digest.readUInt32BE(1) % (365 * 86_400)) * 1000;
@@ -94,13 +89,13 @@ function kycUser(userRef: string): UpstreamKycUser {
       levelName: def.levelName,
       levelSlug: def.levelSlug,
       status: def.level <= reached,
-      kyc: def.checks.map(([name, query, result], c): UpstreamKycCheck => {
+      kyc: def.checks.map(([name, query, result], c): KycCheckJson => {
         const created = base + (l * 3 + c) * 61_000;
         return {
           name,
           status: def.level <= reached,
           query: { ...query },
-          result: structuredClone(result) as UpstreamKycCheck['result'],
+          result: structuredClone(result) as KycCheckJson['result'],
           createdAt: formatKycTime(created),
           updatedAt: formatKycTime(created + 30_000),
         };

@@ -5,7 +5,13 @@
  * that a caller may mutate it without touching another sandbox instance.
  */
 import { createHash } from 'node:crypto';
-import type { KycResponseJson, TransactionResponseJson } from '../src/upstream/shapes.ts';
+import type {
+  CustomerJson,
+  KycCheckJson,
+  KycLevelJson,
+  KycUserJson,
+  TransactionResponseJson,
+} from '../src/upstream/shapes.ts';
 
 /** Any JSON value. */
 export type JsonValue =
@@ -18,27 +24,6 @@ export type JsonValue =
 
 /** A JSON object. */
 export type JsonObject = { [key: string]: JsonValue };
-
-// The provider's JSON is the gateway's own validated shape, read backwards (its input): one
-// description of the wire, so a new upstream field is one line in src/upstream/shapes.ts.
-
-/** The transaction status response. */
-export type UpstreamTransactionResponse = TransactionResponseJson;
-
-/** `data` of the transaction status response. */
-export type UpstreamTransaction = TransactionResponseJson['data'];
-
-/** `customer` of a transaction record. */
-type UpstreamCustomer = NonNullable<UpstreamTransaction['customer']>;
-
-/** `data` of the KYC details response. */
-export type UpstreamKycUser = KycResponseJson['data'];
-
-/** A KYC level. */
-export type UpstreamKycLevel = UpstreamKycUser['levels'][number];
-
-/** A check of a KYC level. */
-export type UpstreamKycCheck = NonNullable<UpstreamKycLevel['kyc']>[number];
 
 /** One line of the sandbox's documentation of a reference or user. */
 export type ReferenceDoc = {
@@ -99,14 +84,14 @@ const utc = (iso: string): number => Date.parse(iso);
 // Payment interface
 // ---------------------------------------------------------------------------
 
-const SUCCESS_CUSTOMER: UpstreamCustomer = {
+const SUCCESS_CUSTOMER: CustomerJson = {
   fullname: 'Adaeze Okafor',
   email: 'adaeze.okafor@example.com',
   phone: '2348012345678',
   joinedAt: formatPaymentTime(utc('2023-03-14T09:26:53Z')),
 };
 
-function successRecord(): UpstreamTransactionResponse {
+function successRecord(): TransactionResponseJson {
   return {
     event: 'PAYMENT_SUCCESSFUL',
     data: {
@@ -129,7 +114,7 @@ function successRecord(): UpstreamTransactionResponse {
   };
 }
 
-function failedRecord(): UpstreamTransactionResponse {
+function failedRecord(): TransactionResponseJson {
   return {
     event: 'PAYMENT_FAILED',
     data: {
@@ -158,7 +143,7 @@ function failedRecord(): UpstreamTransactionResponse {
   };
 }
 
-function pendingRecord(settled: boolean): UpstreamTransactionResponse {
+function pendingRecord(settled: boolean): TransactionResponseJson {
   return {
     event: settled ? 'PAYMENT_SUCCESSFUL' : 'PAYMENT_PENDING',
     data: {
@@ -211,7 +196,7 @@ function noCardRecord(): JsonObject {
   };
 }
 
-function oddStatusRecord(): UpstreamTransactionResponse {
+function oddStatusRecord(): TransactionResponseJson {
   const record = successRecord();
   return {
     event: 'PAYMENT_REVERSED',
@@ -270,7 +255,7 @@ function stringsRecord(): JsonObject {
   };
 }
 
-function usdRecord(): UpstreamTransactionResponse {
+function usdRecord(): TransactionResponseJson {
   return {
     event: 'PAYMENT_SUCCESSFUL',
     data: {
@@ -298,15 +283,14 @@ function usdRecord(): UpstreamTransactionResponse {
   };
 }
 
-const FIXED_TRANSACTIONS: Readonly<Record<string, () => JsonObject | UpstreamTransactionResponse>> =
-  {
-    'NT-SUCCESS001': successRecord,
-    'NT-FAILED001': failedRecord,
-    'NT-NOCARD001': noCardRecord,
-    'NT-ODDSTATUS001': oddStatusRecord,
-    'NT-STRINGS001': stringsRecord,
-    'NT-USD001': usdRecord,
-  };
+const FIXED_TRANSACTIONS: Readonly<Record<string, () => JsonObject | TransactionResponseJson>> = {
+  'NT-SUCCESS001': successRecord,
+  'NT-FAILED001': failedRecord,
+  'NT-NOCARD001': noCardRecord,
+  'NT-ODDSTATUS001': oddStatusRecord,
+  'NT-STRINGS001': stringsRecord,
+  'NT-USD001': usdRecord,
+};
 
 /** The txRef grammar of the path: `NT-` and then letters or digits. */
 export const TX_REF_PATTERN = /^NT-[A-Za-z0-9]+$/;
@@ -322,9 +306,7 @@ export const GENERATED_PREFIX = 'NT-GEN';
  * not one of the fixed demo references (pending, generated and failure
  * references are handled by the payment handler).
  */
-export function fixedTransaction(
-  txRef: string,
-): JsonObject | UpstreamTransactionResponse | undefined {
+export function fixedTransaction(txRef: string): JsonObject | TransactionResponseJson | undefined {
   return Object.hasOwn(FIXED_TRANSACTIONS, txRef) ? FIXED_TRANSACTIONS[txRef]?.() : undefined;
 }
 
@@ -332,7 +314,7 @@ export function fixedTransaction(
  * The record of a `NT-PENDING…` reference: NT-PENDING001's data, PENDING
  * until `settled`, SUCCESSFUL after.
  */
-export function pendingTransaction(txRef: string, settled: boolean): UpstreamTransactionResponse {
+export function pendingTransaction(txRef: string, settled: boolean): TransactionResponseJson {
   const record = pendingRecord(settled);
   record.data.paymentRef = paymentRefFor(txRef);
   return record;
@@ -342,7 +324,7 @@ export function pendingTransaction(txRef: string, settled: boolean): UpstreamTra
  * A good SUCCESSFUL record for a reference that is not a demo one (slow,
  * flaky and rate-limited references answer this once they answer well).
  */
-export function goodTransaction(txRef: string): UpstreamTransactionResponse {
+export function goodTransaction(txRef: string): TransactionResponseJson {
   const record = successRecord();
   record.data.paymentRef = paymentRefFor(txRef);
   return record;
@@ -373,7 +355,7 @@ const SECONDS_PER_YEAR = 365 * 24 * 3600;
  * reference always gives the same record, different references give
  * different amounts, times and cards.
  */
-export function generatedTransaction(txRef: string): UpstreamTransactionResponse {
+export function generatedTransaction(txRef: string): TransactionResponseJson {
   const digest = createHash('sha256').update(txRef).digest();
   // Whole cents keep amount and fees exact to the cent once divided by 100.
   const cents = 100 + (digest.readUInt32BE(0) % 99_990_000);
@@ -517,7 +499,7 @@ function check(
   result: JsonObject,
   createdIso: string,
   updatedIso = createdIso,
-): UpstreamKycCheck {
+): KycCheckJson {
   return {
     name,
     status,
@@ -529,11 +511,11 @@ function check(
 }
 
 /** The levels of a user, none verified, no checks: the shape of a new user. */
-export function emptyKycLevels(): UpstreamKycLevel[] {
+export function emptyKycLevels(): KycLevelJson[] {
   return KYC_LEVELS.map((l) => ({ ...l, status: false, kyc: [] }));
 }
 
-function level(n: number, status: boolean, kyc: UpstreamKycCheck[]): UpstreamKycLevel {
+function level(n: number, status: boolean, kyc: KycCheckJson[]): KycLevelJson {
   const def = KYC_LEVELS[n - 1];
   if (def === undefined) {
     throw new RangeError(`No KYC level ${n}`);
@@ -541,7 +523,7 @@ function level(n: number, status: boolean, kyc: UpstreamKycCheck[]): UpstreamKyc
   return { ...def, status, kyc };
 }
 
-function demoNew(): UpstreamKycUser {
+function demoNew(): KycUserJson {
   return {
     userRef: 'usr_demo_new',
     name: 'Bola Ahmed',
@@ -551,7 +533,7 @@ function demoNew(): UpstreamKycUser {
   };
 }
 
-function demoTier1(): UpstreamKycUser {
+function demoTier1(): KycUserJson {
   return {
     userRef: 'usr_demo_tier1',
     name: 'Amaka Chukwu',
@@ -575,7 +557,7 @@ function demoTier1(): UpstreamKycUser {
   };
 }
 
-function demoTier3(): UpstreamKycUser {
+function demoTier3(): KycUserJson {
   return {
     userRef: 'usr_demo_tier3',
     // Non-ASCII on purpose: the name must survive UTF-8 end to end.
@@ -640,7 +622,7 @@ function demoTier3(): UpstreamKycUser {
   };
 }
 
-function demoFailedCheck(): UpstreamKycUser {
+function demoFailedCheck(): KycUserJson {
   return {
     userRef: 'usr_demo_failedcheck',
     name: 'Musa Danjuma',
@@ -673,7 +655,7 @@ function demoFailedCheck(): UpstreamKycUser {
 }
 
 /** Fresh copies of the demo KYC users. */
-export function demoKycUsers(): UpstreamKycUser[] {
+export function demoKycUsers(): KycUserJson[] {
   return [demoNew(), demoTier1(), demoTier3(), demoFailedCheck()];
 }
 

@@ -2,14 +2,8 @@
  * The KYC users of one sandbox, which the simulated interface reads (kyc.ts) and the SDK
  * stand-in's widget writes (sdk/api.ts).
  */
-import {
-  demoKycUsers,
-  emptyKycLevels,
-  formatKycTime,
-  type JsonObject,
-  type UpstreamKycCheck,
-  type UpstreamKycUser,
-} from './data.ts';
+import type { KycCheckJson, KycUserJson } from '../src/upstream/shapes.ts';
+import { demoKycUsers, emptyKycLevels, formatKycTime, type JsonObject } from './data.ts';
 
 /** A check to record on a level; `status` defaults to `true` (passed). */
 export type KycCheckInput = {
@@ -24,7 +18,7 @@ export type KycStoreOptions = {
   /** The clock of the check timestamps; default `Date.now`. */
   now?: () => number;
   /** The initial users; default a fresh copy of the demo users. */
-  users?: readonly UpstreamKycUser[];
+  users?: readonly KycUserJson[];
 };
 
 const LEVEL_SLUG_PATTERN = /^tier_(\d+)$/;
@@ -35,7 +29,7 @@ const LEVEL_SLUG_PATTERN = /^tier_(\d+)$/;
  * holding on to an object.
  */
 export class KycStore {
-  readonly #users = new Map<string, UpstreamKycUser>();
+  readonly #users = new Map<string, KycUserJson>();
   readonly #now: () => number;
 
   /** Creates a store holding deep copies of `options.users` (default: the demo users). */
@@ -47,7 +41,7 @@ export class KycStore {
   }
 
   /** A copy of the user, or `undefined` when the store does not know the userRef. */
-  get(userRef: string): UpstreamKycUser | undefined {
+  get(userRef: string): KycUserJson | undefined {
     const user = this.#users.get(userRef);
     return user === undefined ? undefined : structuredClone(user);
   }
@@ -79,10 +73,10 @@ export class KycStore {
     levelSlug: string,
     checks: readonly KycCheckInput[],
     options: { name?: string } = {},
-  ): UpstreamKycUser {
+  ): KycUserJson {
     const number = Number(LEVEL_SLUG_PATTERN.exec(levelSlug)?.[1] ?? Number.NaN);
     const existing = this.#users.get(userRef);
-    const user: UpstreamKycUser = existing ?? {
+    const user: KycUserJson = existing ?? {
       userRef,
       name: options.name ?? userRef,
       status: false,
@@ -99,7 +93,7 @@ export class KycStore {
     const stamp = formatKycTime(this.#now());
     const earlier = new Map((level.kyc ?? []).map((c) => [c.name, c]));
     level.kyc = checks.map(
-      (c): UpstreamKycCheck => ({
+      (c): KycCheckJson => ({
         name: c.name,
         status: c.status ?? true,
         query: structuredClone(c.query ?? {}),

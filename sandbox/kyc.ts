@@ -4,7 +4,8 @@
  * the store of KYC users that the interface reads and the SDK's widget writes.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { demoKycUsers, type UpstreamKycUser } from './data.ts';
+import type { KycUserJson } from '../src/upstream/shapes.ts';
+import { demoKycUsers } from './data.ts';
 import {
   credentialMatches,
   DelayedAnswers,
@@ -113,11 +114,11 @@ export function createKycHandler(options: KycHandlerOptions): SandboxHandler {
   return { handle, close: () => delayed.clear() };
 }
 
-function success(user: UpstreamKycUser): { message: string; error: false; data: UpstreamKycUser } {
+function success(user: KycUserJson): { message: string; error: false; data: KycUserJson } {
   return { message: 'KYC details retrieved successfully', error: false, data: user };
 }
 
-function slowUser(): UpstreamKycUser {
+function slowUser(): KycUserJson {
   const template = demoKycUsers().find((u) => u.userRef === 'usr_demo_tier1');
   if (template === undefined) {
     throw new Error('demo user usr_demo_tier1 is missing');

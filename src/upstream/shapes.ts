@@ -359,11 +359,30 @@ function buildShapes(zone: string) {
 /** The response shapes that read upstream times in one zone. */
 export type UpstreamShapes = ReturnType<typeof buildShapes>;
 
-/** The payment interface's JSON as the gateway accepts it (the sandbox serves this). */
+// The upstream JSON as the gateway accepts it: the shapes' input, read backwards. The sandbox
+// writes its demo records in these types, so they cannot drift from what is validated here. The
+// `…Json` names keep them apart from the normalized records above (`UpstreamTransaction`, …).
+
+/** The payment interface's transaction status response (`{ event, data }`). */
 export type TransactionResponseJson = z.input<UpstreamShapes['transactionResponse']>;
 
-/** The KYC interface's JSON as the gateway accepts it (the sandbox serves this). */
+/** One transaction record as the payment interface writes it (`data` of the response). */
+export type TransactionJson = TransactionResponseJson['data'];
+
+/** The payer of a transaction record, as written. */
+export type CustomerJson = NonNullable<TransactionJson['customer']>;
+
+/** The KYC interface's details response (`{ message, error, data }`). */
 export type KycResponseJson = z.input<UpstreamShapes['kycResponse']>;
+
+/** One KYC user as the KYC interface writes it (`data` of the response). */
+export type KycUserJson = KycResponseJson['data'];
+
+/** A level of a KYC user, as written. */
+export type KycLevelJson = KycUserJson['levels'][number];
+
+/** A check of a KYC level, as written. */
+export type KycCheckJson = NonNullable<KycLevelJson['kyc']>[number];
 
 const shapesByZone = new Map<string, UpstreamShapes>();
 
