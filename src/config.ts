@@ -52,6 +52,8 @@ export interface CacheConfig {
   ttlNotFoundSeconds: number;
   /** Most entries the in-process store holds (least recently used go first). */
   maxEntries: number;
+  /** Most (estimated) heap bytes of records the in-process store holds. */
+  maxBytes: number;
   /**
    * Seconds a final transaction is kept past its TTL, to be served (marked stale) only when the
    * payment service is down. 0 turns stale serving off.
@@ -394,6 +396,7 @@ export function loadConfig(env: Env): GatewayConfig {
       ttlKycSeconds: readSetting(env, 'CACHE_TTL_KYC_SECONDS'),
       ttlNotFoundSeconds: readSetting(env, 'CACHE_TTL_NOT_FOUND_SECONDS'),
       maxEntries: readSetting(env, 'CACHE_MAX_ENTRIES'),
+      maxBytes: readSetting(env, 'CACHE_MAX_BYTES'),
       staleSeconds: readSetting(env, 'CACHE_STALE_SECONDS'),
       connectTimeoutMs: readSetting(env, 'CACHE_CONNECT_TIMEOUT_MS'),
       commandTimeoutMs: readSetting(env, 'CACHE_COMMAND_TIMEOUT_MS'),

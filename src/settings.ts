@@ -351,7 +351,13 @@ export const SETTINGS = {
     1,
     10_000_000,
     10_000,
-    'Bound of the in-memory cache (least recently used leave first).',
+    'Bound of the in-memory cache in records (least recently used leave first).',
+  ),
+  CACHE_MAX_BYTES: int(
+    65_536,
+    17_179_869_184,
+    8_388_608,
+    'Bound of the in-memory cache in (estimated) heap bytes of its records, beside `CACHE_MAX_ENTRIES`: 8 MiB holds about 5,000 transactions or 2,500 KYC users.',
   ),
   CACHE_STALE_SECONDS: int(
     0,

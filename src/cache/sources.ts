@@ -72,7 +72,9 @@ function kycKey(slug: string, userRef: string): string {
 
 /**
  * Single flight: concurrent calls for one key share one run of the work. The entry is removed
- * when the work settles, so a failure is never remembered.
+ * once the work has settled and the current turn of the event loop is over, so a failure is never
+ * remembered, and a caller whose cache read missed just before the work stored its record (its
+ * read resumes within the same turn) still joins this run instead of starting another.
  */
 class SingleFlight {
   readonly #inFlight = new Map<string, Promise<unknown>>();
@@ -80,8 +82,14 @@ class SingleFlight {
   run<T>(key: string, work: () => Promise<T>): Promise<T> {
     const existing = this.#inFlight.get(key);
     if (existing) return existing as Promise<T>;
-    const promise = work().finally(() => this.#inFlight.delete(key));
+    const promise = work();
     this.#inFlight.set(key, promise);
+    const release = () => {
+      setImmediate(() => {
+        if (this.#inFlight.get(key) === promise) this.#inFlight.delete(key);
+      });
+    };
+    promise.then(release, release);
     return promise;
   }
 }
@@ -152,13 +160,16 @@ export function createSources(deps: SourceDeps): RecordSources {
     expired: CachedEntry<T | null> | undefined,
     options: ReadOptions,
   ): Promise<Outcome<T>> {
-    // Another request may have filled the cache between our miss and taking the flight.
-    const again = await cache.get<T | null>(kind.name, key);
-    if (again && again.freshUntil > Date.now()) return { record: again.value };
-    const kept = again ?? expired;
+    const work = () => fetchAndStore(kind, key, id, options);
+    let kept = expired;
     try {
-      const work = () => fetchAndStore(kind, key, id, options);
+      // The in-process store: a request that stored this key after our miss did so within this
+      // turn of the event loop, and its flight is still open (see SingleFlight): no re-read.
       if (!deps.flightLock) return { record: await work() };
+      // A shared store: another replica, or a request of this one, may have filled it meanwhile.
+      const again = await cache.get<T | null>(kind.name, key);
+      if (again && again.freshUntil > Date.now()) return { record: again.value };
+      kept = again ?? expired;
       // What another replica stored while this one waited (only fresh entries count).
       const stored = async () => {
         const entry = await cache.get<T | null>(kind.name, key);

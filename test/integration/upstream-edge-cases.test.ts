@@ -149,6 +149,18 @@ describe('cache', () => {
     expect(payment.requests).toHaveLength(4);
   });
 
+  it('is bounded in bytes: past the bound the oldest records leave, the newest stay', async () => {
+    // 64 KiB (the least the setting takes) holds a few dozen of these records (about 1.4 KB each).
+    const { payment, gateway, token } = await setup(byRef, { env: { CACHE_MAX_BYTES: '65536' } });
+    const refs = Array.from({ length: 100 }, (_, i) => `NT-B${i}`);
+    for (const txRef of refs) dataOf(await gql(gateway, TransactionDocument, { txRef }, token));
+    expect(payment.requests).toHaveLength(100);
+    dataOf(await gql(gateway, TransactionDocument, { txRef: 'NT-B99' }, token));
+    expect(payment.requests).toHaveLength(100);
+    dataOf(await gql(gateway, TransactionDocument, { txRef: 'NT-B0' }, token));
+    expect(payment.requests).toHaveLength(101);
+  });
+
   it('concurrent misses for one reference, across requests, make one upstream call', async () => {
     const { payment, gateway, token } = await setup((request) => ({
       ...byRef(request, 0),

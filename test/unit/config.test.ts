@@ -62,6 +62,7 @@ describe('loadConfig: defaults', () => {
     expect(cache.ttlPendingSeconds).toBe(5);
     expect(cache.ttlKycSeconds).toBe(60);
     expect(cache.maxEntries).toBe(10_000);
+    expect(cache.maxBytes).toBe(8 * 1024 * 1024);
   });
 
   it('treats empty and blank values as unset', () => {
@@ -295,6 +296,7 @@ describe('loadConfig: numbers, zone and cache', () => {
       CACHE_TTL_PENDING_SECONDS: '2',
       CACHE_TTL_KYC_SECONDS: '30',
       CACHE_MAX_ENTRIES: '1000',
+      CACHE_MAX_BYTES: '1048576',
       CACHE_STALE_SECONDS: '120',
     });
     expect(cache).toEqual({
@@ -303,6 +305,7 @@ describe('loadConfig: numbers, zone and cache', () => {
       ttlKycSeconds: 30,
       ttlNotFoundSeconds: 5,
       maxEntries: 1000,
+      maxBytes: 1_048_576,
       staleSeconds: 120,
       connectTimeoutMs: 2000,
       commandTimeoutMs: 250,
