@@ -156,20 +156,19 @@ export function createLoaders(
 ): Loaders {
   const seen = new Set<string>();
   const { maxRecords } = limits;
+  // The read options, made once per request rather than once per key.
   const gate = limits.gate ? { gate: limits.gate } : {};
+  const cached: ReadOptions = {
+    ...gate,
+    onStale: (txRef, ageSeconds) => stale.push({ txRef, ageSeconds }),
+  };
+  const uncached: ReadOptions = { ...gate, bypassCache: true };
   return {
-    transaction: loader('tx', seen, maxRecords, (ref) =>
-      sources.transaction(ref, {
-        ...gate,
-        onStale: (ageSeconds) => stale.push({ txRef: ref, ageSeconds }),
-      }),
-    ),
+    transaction: loader('tx', seen, maxRecords, (ref) => sources.transaction(ref, cached)),
     uncachedTransaction: loader('tx', seen, maxRecords, (ref) =>
-      sources.transaction(ref, { ...gate, bypassCache: true }),
+      sources.transaction(ref, uncached),
     ),
     kycUser: loader('kyc', seen, maxRecords, (ref) => sources.kycUser(ref, gate)),
-    uncachedKycUser: loader('kyc', seen, maxRecords, (ref) =>
-      sources.kycUser(ref, { ...gate, bypassCache: true }),
-    ),
+    uncachedKycUser: loader('kyc', seen, maxRecords, (ref) => sources.kycUser(ref, uncached)),
   };
 }

@@ -23,8 +23,8 @@ import type { CachedEntry, RecordCache } from './store.ts';
 export interface ReadOptions {
   /** Skip the cache read and go to the upstream (the result is still written). */
   bypassCache?: boolean;
-  /** Told when the record served is a stale copy, with its age. */
-  onStale?: (ageSeconds: number) => void;
+  /** Told when the record served is a stale copy: its id and its age. */
+  onStale?: (id: string, ageSeconds: number) => void;
   /** Runs the upstream call of a miss (the caller's share of upstream concurrency). */
   gate?: <T>(upstream: UpstreamName, work: () => Promise<T>) => Promise<T>;
 }
@@ -197,7 +197,7 @@ export function createSources(deps: SourceDeps): RecordSources {
     const outcome = await flights.run(key, () => load(kind, key, id, cached, options));
     if (outcome.staleSince !== undefined) {
       cache.report(kind.name, 'stale');
-      options.onStale?.(Math.max(0, Math.round((Date.now() - outcome.staleSince) / 1000)));
+      options.onStale?.(id, Math.max(0, Math.round((Date.now() - outcome.staleSince) / 1000)));
     } else {
       cache.report(kind.name, 'miss');
     }

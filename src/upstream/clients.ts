@@ -127,7 +127,7 @@ export class PaymentClient extends UpstreamClient {
     tracing?: Tracing,
   ) {
     super('payment', config.baseUrl, policy, observer, timeZone, tracing);
-    this.#headers = { authorization: `Bearer ${config.accessToken}` };
+    this.#headers = { accept: 'application/json', authorization: `Bearer ${config.accessToken}` };
   }
 
   /**
@@ -162,7 +162,7 @@ export class KycClient extends UpstreamClient {
     tracing?: Tracing,
   ) {
     super('kyc', config.baseUrl, policy, observer, timeZone, tracing);
-    this.#headers = { 'x-secret-key': config.secretKey };
+    this.#headers = { accept: 'application/json', 'x-secret-key': config.secretKey };
     this.#slug = config.businessSlug;
   }
 

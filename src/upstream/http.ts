@@ -277,9 +277,13 @@ export class UpstreamHttp {
     // load, kept long enough to reach the old generation.
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), Math.max(1, Math.ceil(remainingMs)));
-    const outgoing: Record<string, string> = { accept: 'application/json', ...headers };
     const traced = upstreamSpan(this.#tracing, this.name, attempt);
-    if (traced.span) this.#tracing?.inject(traced.span, outgoing);
+    // The client's headers as they are, unless a trace context is added to a copy.
+    let outgoing = headers;
+    if (traced.span) {
+      outgoing = { ...headers };
+      this.#tracing?.inject(traced.span, outgoing);
+    }
     try {
       const response = await this.#pool.request({
         method: 'GET',
