@@ -353,9 +353,11 @@ function requestError(error: GraphQLError, code: string): void {
 // Compiled per document AND operation name (a document may hold several operations), and kept
 // only as long as the document itself (a WeakMap on the document, which the byte-bounded
 // document cache holds). An operation graphql-jit cannot compile runs through graphql-js, which
-// then reports the problem in its own words; so do variables that do not coerce. Variables are
-// coerced by graphql-js first (graphql-jit does not fill a non-null variable's default value),
-// and the compiled function receives the coerced values.
+// then reports the problem in its own words; so do variables that do not coerce (the compiled
+// function checks them first and then runs nothing: the pipeline's own executor runs instead,
+// and its errors carry the variable's location and a request error's status). An operation whose variables have default values has them coerced by
+// graphql-js first (graphql-jit does not fill a non-null variable's default value); the others
+// are coerced once, by the compiled function (coercing them twice was 3 % of a cache hit).
 //
 
 type Compiled = CompiledQuery | undefined;
@@ -382,23 +384,27 @@ export function useCompiledExecution(): Plugin {
   };
 
   return {
-    onExecute({ args, setExecuteFn }) {
+    onExecute({ args, executeFn, setExecuteFn }) {
       const query = compiledFor(args);
       const operation = query && getOperationAST(args.document, args.operationName);
       if (!query || !operation) return;
-      const variables = getVariableValues(
-        args.schema,
-        operation.variableDefinitions ?? [],
-        args.variableValues ?? {},
-      );
-      if (!variables.coerced) return;
-      const coerced = variables.coerced;
-      setExecuteFn(
-        (run) =>
-          query.query(run.rootValue, run.contextValue, coerced) as
-            | ExecutionResult
-            | Promise<ExecutionResult>,
-      );
+      const definitions = operation.variableDefinitions ?? [];
+      let variables = args.variableValues ?? {};
+      if (definitions.some((definition) => definition.defaultValue !== undefined)) {
+        const coerced = getVariableValues(args.schema, definitions, variables);
+        if (!coerced.coerced) return;
+        variables = coerced.coerced;
+      }
+      setExecuteFn((run) => {
+        const result = query.query(run.rootValue, run.contextValue, variables) as
+          | ExecutionResult
+          | Promise<ExecutionResult>;
+        // Errors and no data at all: a variable did not coerce, and nothing ran.
+        if (!(result instanceof Promise) && result.errors && !('data' in result)) {
+          return executeFn(run);
+        }
+        return result;
+      });
     },
   };
 }

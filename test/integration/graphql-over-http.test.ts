@@ -124,3 +124,48 @@ describe('content negotiation is the same on every transport', () => {
     }
   });
 });
+
+describe('variables that do not coerce', () => {
+  const query = 'query One($txRef: ID!) { transaction(txRef: $txRef) { txRef } }';
+  const cases: Array<[string, Record<string, unknown>, string]> = [
+    ['an object for an ID', { txRef: { a: 1 } }, 'Variable "$txRef" got invalid value { a: 1 }'],
+    [
+      'a missing required variable',
+      {},
+      'Variable "$txRef" of required type "ID!" was not provided.',
+    ],
+    [
+      'null for a non-null type',
+      { txRef: null },
+      'Variable "$txRef" of non-null type "ID!" must not be null.',
+    ],
+  ];
+  it.each(cases)(
+    '%s: 400, the variable named, its location given, no upstream call',
+    async (_, variables, message) => {
+      for (const gateway of Object.values(gateways)) {
+        const calls = sandbox.requests.length;
+        const response = await fetch(`${gateway.url}/graphql`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/graphql-response+json',
+            authorization: `Bearer ${token}`,
+          },
+          body: JSON.stringify({ query, variables }),
+        });
+        const body = (await response.json()) as {
+          data?: unknown;
+          errors: Array<{ message: string; locations?: unknown; extensions?: { code?: string } }>;
+        };
+        expect(response.status).toBe(400);
+        expect(body.data).toBeUndefined();
+        expect(body.errors).toHaveLength(1);
+        expect(body.errors[0]?.message).toContain(message);
+        expect(body.errors[0]?.locations).toEqual([{ line: 1, column: 11 }]);
+        expect(body.errors[0]?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
+        expect(sandbox.requests.length).toBe(calls);
+      }
+    },
+  );
+});
