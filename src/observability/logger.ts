@@ -114,9 +114,8 @@ function isoTimeOncePerMillisecond(): () => string {
 
 /** Builds the gateway's logger; `destination` lets tests capture the lines. */
 export function createLogger(config: LogConfig, destination?: DestinationStream): Logger {
-  // stdout through an asynchronous writer that gathers lines into writes of 16 KB, or whatever
-  // a quarter of a second brought: one write per request line was 5 % of the CPU under load,
-  // writes of 4 KB still 3 %.
+  // stdout through an asynchronous writer that gathers lines into writes of 4 KB, or whatever
+  // a quarter of a second brought: one write per request line was 5 % of the CPU under load.
   // Warnings and errors are flushed at once; pino flushes on exit, and `logger.flush()` runs at
   // shutdown, so no line is lost.
   const stream =
