@@ -12,7 +12,7 @@
  * asking for them again and again does not reach the upstream each time; a read that bypasses the cache still
  * does, and overwrites the memory. Errors are never remembered.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { CacheConfig } from '../config.ts';
 import { type UpstreamName, UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.ts';
 import { isFinalStatus } from '../model/status.ts';
@@ -66,7 +66,8 @@ const RECORD_FORMAT = 'v2';
 
 /** Cache keys name no person in clear: user references are hashed. */
 function kycKey(slug: string, userRef: string): string {
-  const digest = createHash('sha256').update(`${slug}\u0000${userRef}`).digest('base64url');
+  // The one-shot digest: no Hash object per read.
+  const digest = hash('sha256', `${slug}\u0000${userRef}`, 'base64url');
   return `kyc:${RECORD_FORMAT}:${digest}`;
 }
 

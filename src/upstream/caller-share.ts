@@ -32,7 +32,7 @@ export class CallerShare {
   }
 
   /** Runs `work` within the share of `caller` (of class `kind`) of the `upstream`'s concurrency. */
-  async run<T>(
+  run<T>(
     caller: string,
     kind: CallerKind,
     upstream: UpstreamName,
@@ -43,25 +43,39 @@ export class CallerShare {
       state = { active: 0, waiting: [] };
       this.#callers.set(caller, state);
     }
-    if (state.active >= this.#limits[kind]) {
-      if (state.waiting.length >= this.#maxQueued) {
-        throw new UpstreamUnavailableError(upstream, 'too many calls in flight for this caller');
-      }
-      // The slot is handed over by the call that ends (active is not decremented then).
-      const queued = state;
-      await new Promise<void>((resolve) => queued.waiting.push(resolve));
-    } else {
+    if (state.active < this.#limits[kind]) {
       state.active += 1;
+      return this.#holding(caller, state, work);
     }
+    if (state.waiting.length >= this.#maxQueued) {
+      return Promise.reject(
+        new UpstreamUnavailableError(upstream, 'too many calls in flight for this caller'),
+      );
+    }
+    // The slot is handed over by the call that ends (active is not decremented then).
+    const queued = state;
+    return new Promise<void>((resolve) => queued.waiting.push(resolve)).then(() =>
+      this.#holding(caller, queued, work),
+    );
+  }
+
+  /** Runs `work` in a slot already taken, and passes the slot on (or frees it) when it settles. */
+  #holding<T>(caller: string, state: CallerState, work: () => Promise<T>): Promise<T> {
+    let running: Promise<T>;
     try {
-      return await work();
-    } finally {
+      running = work();
+    } catch (error) {
+      running = Promise.reject(error);
+    }
+    const release = () => {
       const next = state.waiting.shift();
       if (next) next();
       else {
         state.active -= 1;
         if (state.active === 0) this.#callers.delete(caller);
       }
-    }
+    };
+    running.then(release, release);
+    return running;
   }
 }
