@@ -81,13 +81,19 @@ export function createTracing(config: TracingConfig | undefined): Tracing | unde
   };
 }
 
+/** What an upstream call gets when tracing is off: one shared no-op. */
+const UNTRACED: { span: undefined; done: (status: number | undefined) => void } = {
+  span: undefined,
+  done: () => {},
+};
+
 /** A CLIENT span for one upstream call, its status set and ended by `done`. */
 export function upstreamSpan(
   tracing: Tracing | undefined,
   upstream: string,
   attempt: number,
 ): { span: Span | undefined; done: (status: number | undefined) => void } {
-  if (!tracing) return { span: undefined, done: () => {} };
+  if (!tracing) return UNTRACED;
   const span = tracing.tracer.startSpan(`${upstream} GET`, {
     kind: SpanKind.CLIENT,
     attributes: {

@@ -208,11 +208,7 @@ export class UpstreamHttp {
     const remaining = deadline - performance.now();
     if (remaining <= 0) throw new UpstreamTimeoutError(this.name, this.#policy.timeoutMs);
     const started = performance.now();
-    const call = async () => {
-      const answer = await this.#once(path, headers, remaining, attempt);
-      if (answer.status >= 500 || answer.status === 429) throw new FailedAnswer(answer);
-      return answer;
-    };
+    const call = () => this.#once(path, headers, remaining, attempt);
     const counted = !this.#failedRecently(key);
     try {
       const result = await this.#bulkhead.execute(() => {
@@ -284,6 +280,7 @@ export class UpstreamHttp {
       outgoing = { ...headers };
       this.#tracing?.inject(traced.span, outgoing);
     }
+    let answer: HttpResult;
     try {
       const response = await this.#pool.request({
         method: 'GET',
@@ -294,14 +291,17 @@ export class UpstreamHttp {
         bodyTimeout: remainingMs,
       });
       const body = await response.body.text();
-      traced.done(response.statusCode);
-      return { status: response.statusCode, headers: response.headers, body, attempts: attempt };
+      answer = { status: response.statusCode, headers: response.headers, body, attempts: attempt };
     } catch (error) {
       traced.done(undefined);
       throw error;
     } finally {
       clearTimeout(timer);
     }
+    traced.done(answer.status);
+    // An answer that counts as a failure of the upstream (inside the breaker).
+    if (answer.status >= 500 || answer.status === 429) throw new FailedAnswer(answer);
+    return answer;
   }
 
   #failedRecently(key: string): boolean {
