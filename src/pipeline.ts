@@ -355,9 +355,10 @@ function requestError(error: GraphQLError, code: string): void {
 // document cache holds). An operation graphql-jit cannot compile runs through graphql-js, which
 // then reports the problem in its own words; so do variables that do not coerce (the compiled
 // function checks them first and then runs nothing: the pipeline's own executor runs instead,
-// and its errors carry the variable's location and a request error's status). An operation whose variables have default values has them coerced by
-// graphql-js first (graphql-jit does not fill a non-null variable's default value); the others
-// are coerced once, by the compiled function (coercing them twice was 3 % of a cache hit).
+// and its errors carry the variable's location and a request error's status). An operation
+// whose variables have default values has them coerced by graphql-js first (graphql-jit does not
+// fill a non-null variable's default value); the others are coerced once, by the compiled
+// function (coercing them twice was 3 % of a cache hit).
 //
 
 type Compiled = CompiledQuery | undefined;

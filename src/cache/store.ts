@@ -121,7 +121,8 @@ class LruStore {
  * Freezes a value and everything in it, so that a cached object shared by requests can't change,
  * and returns roughly the heap bytes it takes (object and array headers, a slot per property or
  * element, a string's characters; strings shared between records are counted in each). Within
- * 25 % of V8's own figure for the upstream records.
+ * 10 % of V8's own figure for both kinds of upstream record (measured: 1,340 vs 1,388 bytes for a
+ * transaction, 3,372 vs 3,152 for a KYC user of 3 × 3 checks).
  */
 export function freezeAndMeasure(value: unknown): number {
   switch (typeof value) {
