@@ -161,6 +161,28 @@ describe('cache', () => {
     expect(payment.requests).toHaveLength(101);
   });
 
+  it('serves a record larger than the whole byte bound without keeping it', async () => {
+    // A 100 KB message: more than the 64 KiB bound by itself, so it cannot be cached at all.
+    const huge = (request: { path: string }) => ({
+      body: transactionBody({
+        paymentRef: request.path.split('/').pop(),
+        message: 'x'.repeat(100_000),
+      }),
+    });
+    const { payment, gateway, token } = await setup(huge, { env: { CACHE_MAX_BYTES: '65536' } });
+    for (let i = 1; i <= 2; i++) {
+      const data = dataOf(await gql(gateway, TransactionDocument, { txRef: 'NT-BIG1' }, token));
+      expect(data.transaction?.txRef).toBe('NT-BIG1');
+      expect(payment.requests).toHaveLength(i);
+    }
+    // A record that fits is still kept beside it.
+    const small = await setup(byRef, { env: { CACHE_MAX_BYTES: '65536' } });
+    for (let i = 0; i < 2; i++) {
+      dataOf(await gql(small.gateway, TransactionDocument, { txRef: 'NT-SMALL1' }, small.token));
+    }
+    expect(small.payment.requests).toHaveLength(1);
+  });
+
   it('concurrent misses for one reference, across requests, make one upstream call', async () => {
     const { payment, gateway, token } = await setup((request) => ({
       ...byRef(request, 0),
