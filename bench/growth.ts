@@ -80,7 +80,7 @@ function startGateway(stub: Started, maxEntries: number): Promise<Started> {
     env: gatewayEnv(stub.port, {
       AUTH_DISABLED: 'true',
       CACHE_MAX_ENTRIES: String(maxEntries),
-      // The entry bound is the one under study: the byte bound (8 MiB by default, about 5,000
+      // The entry bound is the one under study: the byte bound (4 MiB by default, about 2,800
       // of these records) is lifted out of its way.
       CACHE_MAX_BYTES: '17179869184',
       // The fill sends 50 × 100 references at once; the default bulkhead (256 in flight, 1000

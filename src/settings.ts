@@ -356,8 +356,8 @@ export const SETTINGS = {
   CACHE_MAX_BYTES: int(
     65_536,
     17_179_869_184,
-    8_388_608,
-    'Bound of the in-memory cache in (estimated) heap bytes of its records, beside `CACHE_MAX_ENTRIES`: 8 MiB holds about 5,000 transactions or 2,500 KYC users.',
+    4_194_304,
+    'Bound of the in-memory cache in (estimated) heap bytes of its records, beside `CACHE_MAX_ENTRIES`: 4 MiB holds about 2,800 transactions or 1,200 KYC users. Larger means more hits and more memory; `CACHE_URL` (Redis) for a large shared cache.',
   ),
   CACHE_STALE_SECONDS: int(
     0,

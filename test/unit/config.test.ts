@@ -62,7 +62,7 @@ describe('loadConfig: defaults', () => {
     expect(cache.ttlPendingSeconds).toBe(5);
     expect(cache.ttlKycSeconds).toBe(60);
     expect(cache.maxEntries).toBe(10_000);
-    expect(cache.maxBytes).toBe(8 * 1024 * 1024);
+    expect(cache.maxBytes).toBe(4 * 1024 * 1024);
   });
 
   it('treats empty and blank values as unset', () => {
