@@ -146,7 +146,8 @@ export class PaymentClient extends UpstreamClient {
       moneySourceReviver,
     );
     if (answer === null) return null;
-    return { txRef, event: answer.event, ...answer.data };
+    // The shape's output is a new object of its own: completed in place rather than copied.
+    return Object.assign(answer.data, { txRef, event: answer.event });
   }
 }
 
@@ -174,7 +175,8 @@ export class KycClient extends UpstreamClient {
     const result = await this.http.get(`/api/v1/user/kyc?${query.toString()}`, this.#headers);
     const answer = readAnswer('kyc', result, this.shapes.kycResponse);
     if (answer === null) return null;
-    // The reference asked by, when the upstream leaves it out of the record.
-    return { ...answer.data, userRef: answer.data.userRef ?? userRef };
+    // The reference asked by, when the upstream leaves it out of the record (completed in
+    // place: the shape's output is a new object of its own).
+    return Object.assign(answer.data, { userRef: answer.data.userRef ?? userRef });
   }
 }
