@@ -1,7 +1,8 @@
 /**
  * Summarises a V8 .cpuprofile (from `node --cpu-prof`): the functions with the most self time,
  * the functions with the most inclusive time (time with them anywhere on the stack), and self
- * time by package.
+ * time by package. Also summarises a sampling heap profile (bench/alloc-probe.ts): bytes
+ * allocated per request, by function and by package.
  *
  *   node bench/profile-summary.ts bench/results/profiles/gateway-S1.cpuprofile [top=20]
  */
@@ -187,4 +188,86 @@ if (import.meta.main) {
     process.exit(1);
   }
   console.log(renderSummary(file, summarise(file, Number(top ?? '20'))));
+}
+
+interface AllocationNode {
+  callFrame: CallFrame;
+  selfSize: number;
+  children: AllocationNode[];
+}
+
+/** A row of an allocation summary: bytes allocated per request where it happened. */
+export interface AllocationRow {
+  name: string;
+  where: string;
+  bytesPerRequest: number;
+  share: number;
+}
+
+export interface AllocationSummary {
+  requests: number;
+  bytesPerRequest: number;
+  functions: AllocationRow[];
+  packages: AllocationRow[];
+}
+
+/**
+ * Bytes allocated per request, from a sampling heap profile taken over exactly `requests`
+ * requests (V8 scales each sample to the bytes it stands for).
+ */
+export function summariseAllocations(file: string, requests: number, top = 20): AllocationSummary {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as { head: AllocationNode };
+  const functions = new Map<string, number>();
+  const packages = new Map<string, number>();
+  let total = 0;
+  const stack = [profile.head];
+  for (let node = stack.pop(); node; node = stack.pop()) {
+    stack.push(...node.children);
+    if (node.selfSize === 0) continue;
+    total += node.selfSize;
+    const k = `${node.callFrame.functionName || '(anonymous)'}\u0000${where(node.callFrame)}`;
+    functions.set(k, (functions.get(k) ?? 0) + node.selfSize);
+    const p = packageOf(node.callFrame);
+    packages.set(p, (packages.get(p) ?? 0) + node.selfSize);
+  }
+  const rows = (map: Map<string, number>): AllocationRow[] =>
+    [...map.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([k, bytes]) => {
+        const [name = '', at = ''] = k.split('\u0000');
+        return {
+          name,
+          where: at,
+          bytesPerRequest: bytes / requests,
+          share: total > 0 ? bytes / total : 0,
+        };
+      });
+  return {
+    requests,
+    bytesPerRequest: total / requests,
+    functions: rows(functions),
+    packages: rows(packages),
+  };
+}
+
+const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
+
+/** A markdown rendering of an allocation summary. */
+export function renderAllocations(title: string, summary: AllocationSummary): string {
+  return [
+    `### ${title}`,
+    '',
+    `${kb(summary.bytesPerRequest)} allocated per request (${summary.requests} requests sampled).`,
+    '',
+    '| Package | Per request | Share |',
+    '| --- | -: | -: |',
+    ...summary.packages.map((r) => `| ${r.name} | ${kb(r.bytesPerRequest)} | ${pct(r.share)} |`),
+    '',
+    '| Function | Where | Per request | Share |',
+    '| --- | --- | -: | -: |',
+    ...summary.functions.map(
+      (r) => `| \`${r.name}\` | ${r.where} | ${kb(r.bytesPerRequest)} | ${pct(r.share)} |`,
+    ),
+  ].join('\n');
 }

@@ -15,6 +15,10 @@
  *   --scenarios S1,S2,S3,S4   --auth off,on
  *   --profile        instead of the table: profile the gateway (node --cpu-prof) in the chosen
  *                    scenarios (default S1,S2), auth off, and print the top functions.
+ *   --allocations    instead of the table: bytes allocated per request by the gateway and each
+ *                    peer (V8's sampling heap profiler, bench/alloc-probe.ts) over a fixed number
+ *                    of requests per scenario, auth on by default. Unlike req/s, this does not
+ *                    move with the machine's load, so it can compare changes on a noisy machine.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -37,10 +41,16 @@ import {
   type Started,
   sampleRss,
   settleStub,
+  sleep,
   startNode,
   stopAllNow,
 } from './lib.ts';
-import { renderSummary, summarise } from './profile-summary.ts';
+import {
+  renderAllocations,
+  renderSummary,
+  summarise,
+  summariseAllocations,
+} from './profile-summary.ts';
 import {
   BENCH_JWT_SECRET,
   type GraphQLBody,
@@ -58,6 +68,7 @@ const { values: argv } = parseArgs({
     scenarios: { type: 'string' },
     auth: { type: 'string' },
     profile: { type: 'boolean', default: false },
+    allocations: { type: 'boolean', default: false },
     systems: { type: 'string' },
   },
 });
@@ -75,8 +86,12 @@ const WARMUP_S = setting(argv.warmup, 'BENCH_WARMUP_S', 2);
 const CONNECTIONS = setting(argv.connections, 'BENCH_CONNECTIONS', 50);
 const LATENCY_MS = setting(argv.latency, 'BENCH_UPSTREAM_LATENCY_MS', 0);
 const PROFILE = argv.profile === true;
+const ALLOCATIONS = argv.allocations === true;
 const SCENARIO_IDS = (argv.scenarios ?? (PROFILE ? 'S1,S2' : 'S1,S2,S3,S4')).split(',');
-const AUTH_MODES = (argv.auth ?? (PROFILE ? 'off' : 'off,on')).split(',') as ('off' | 'on')[];
+const AUTH_MODES = (argv.auth ?? (PROFILE ? 'off' : ALLOCATIONS ? 'on' : 'off,on')).split(',') as (
+  | 'off'
+  | 'on'
+)[];
 /** The peers a user would pick instead (bench/peers/), measured beside the gateway. */
 const PEERS = ['mercurius', 'apollo'].filter((peer) =>
   (argv.systems ?? 'gateway,reference,mercurius,apollo').split(',').includes(peer),
@@ -357,16 +372,29 @@ function setupPeers(): void {
   });
 }
 
+/** Node flags and environment added to a system's own (for the profilers). */
+interface Extra {
+  nodeFlags?: string[];
+  env?: Record<string, string>;
+}
+
 /** Starts one peer on core 0 against the stub, with the run's authentication. */
-function startPeer(name: string, stub: Started, auth: 'off' | 'on'): Promise<Started> {
+function startPeer(
+  name: string,
+  stub: Started,
+  auth: 'off' | 'on',
+  extra: Extra = {},
+): Promise<Started> {
   return startNode({
     name,
     script: `bench/peers/${name}.ts`,
     core: 0,
+    nodeFlags: extra.nodeFlags ?? [],
     env: {
       UPSTREAM_URL: `http://127.0.0.1:${stub.port}`,
       NODE_ENV: 'production',
       ...(auth === 'on' && { AUTH_JWT_SECRET: BENCH_JWT_SECRET }),
+      ...extra.env,
     },
     portPattern: JSON_PORT,
   });
@@ -381,16 +409,19 @@ async function token(): Promise<string> {
     .sign(new TextEncoder().encode(BENCH_JWT_SECRET));
 }
 
-function startGateway(stub: Started, auth: 'off' | 'on', nodeFlags: string[] = []) {
+function startGateway(stub: Started, auth: 'off' | 'on', extra: Extra = {}) {
   return startNode({
     name: 'gateway',
     script: 'src/main.ts',
     core: 0,
-    nodeFlags,
-    env: gatewayEnv(
-      stub.port,
-      auth === 'on' ? { AUTH_JWT_SECRET: BENCH_JWT_SECRET } : { AUTH_DISABLED: 'true' },
-    ),
+    nodeFlags: extra.nodeFlags ?? [],
+    env: {
+      ...gatewayEnv(
+        stub.port,
+        auth === 'on' ? { AUTH_JWT_SECRET: BENCH_JWT_SECRET } : { AUTH_DISABLED: 'true' },
+      ),
+      ...extra.env,
+    },
     portPattern: GATEWAY_PORT,
   });
 }
@@ -402,12 +433,14 @@ async function profile(stub: Started, reference: Started): Promise<void> {
   const report: string[] = [];
   for (const scenario of SCENARIOS.filter((s) => SCENARIO_IDS.includes(s.id))) {
     const name = `gateway-${scenario.id}.cpuprofile`;
-    const gateway = await startGateway(stub, 'off', [
-      '--cpu-prof',
-      `--cpu-prof-dir=${dir}`,
-      `--cpu-prof-name=${name}`,
-      '--cpu-prof-interval=250',
-    ]);
+    const gateway = await startGateway(stub, 'off', {
+      nodeFlags: [
+        '--cpu-prof',
+        `--cpu-prof-dir=${dir}`,
+        `--cpu-prof-name=${name}`,
+        '--cpu-prof-interval=250',
+      ],
+    });
     const gatewayUrl = `http://127.0.0.1:${gateway.port}/graphql`;
     const tag = `P${scenario.id}`;
     await checkEquivalent(
@@ -433,6 +466,105 @@ async function profile(stub: Started, reference: Started): Promise<void> {
   writeFileSync(`${ROOT}bench/results/profile-summary.md`, `${text}\n`);
   console.log(`\n${text}`);
   console.log(`Profiles and this summary are under ${dir}/ and bench/results/profile-summary.md`);
+}
+
+/** Requests per scenario in an allocation run: each sampled run has exactly this many. */
+const ALLOCATION_REQUESTS: Record<string, number> = { S1: 3000, S2: 6000, S3: 300, S4: 3000 };
+
+/** Sends SIGUSR2 to a process preloading bench/alloc-probe.ts and waits for its `line`. */
+async function signalProbe(target: Started, line: string): Promise<void> {
+  const seen = target.output().split(line).length;
+  process.kill(target.pid, 'SIGUSR2');
+  const until = Date.now() + 60_000;
+  while (target.output().split(line).length === seen) {
+    if (Date.now() > until) throw new Error(`${target.name} did not answer: ${line}`);
+    await sleep(20);
+  }
+}
+
+/**
+ * Bytes allocated per request, gateway and peers, scenario by scenario: each system warms up,
+ * then the sampling heap profiler runs over exactly ALLOCATION_REQUESTS[scenario] requests.
+ */
+async function allocations(stub: Started): Promise<void> {
+  const dir = `${ROOT}bench/results/allocations`;
+  mkdirSync(dir, { recursive: true });
+  const scenarios = SCENARIOS.filter((s) => SCENARIO_IDS.includes(s.id));
+  const report: string[] = [];
+  const table = [
+    '| Auth | Scenario | System | KB allocated per request | Gateway ÷ system |',
+    '| --- | --- | --- | -: | -: |',
+  ];
+  for (const auth of AUTH_MODES) {
+    const headers: Record<string, string> =
+      auth === 'on' ? { authorization: `Bearer ${await token()}` } : {};
+    const perSystem = new Map<string, Map<string, number>>();
+    for (const name of ['gateway', ...PEERS]) {
+      const extra = (id: string) => ({
+        nodeFlags: ['--import', './bench/alloc-probe.ts'],
+        env: { ALLOC_PROBE_FILE: `${dir}/${name}-${id}-auth-${auth}.heapprofile` },
+      });
+      const bytes = new Map<string, number>();
+      for (const scenario of scenarios) {
+        // A process per scenario: the probe writes one file per process.
+        const target =
+          name === 'gateway'
+            ? await startGateway(stub, auth, extra(scenario.id))
+            : await startPeer(name, stub, auth, extra(scenario.id));
+        const url = `http://127.0.0.1:${target.port}/graphql`;
+        const tag = `${scenario.id}${auth === 'on' ? 'A' : 'N'}M${name}`;
+        const body = scenario.body(tag);
+        await load({
+          url,
+          connections: CONNECTIONS,
+          durationS: Math.max(1, WARMUP_S),
+          headers,
+          body,
+        });
+        await signalProbe(target, 'ALLOC_PROBE started');
+        const amount = ALLOCATION_REQUESTS[scenario.id] ?? 1000;
+        const result = await load({
+          url,
+          connections: CONNECTIONS,
+          durationS: 0,
+          amount,
+          headers,
+          body,
+        });
+        await signalProbe(target, 'ALLOC_PROBE written');
+        await target.stop();
+        if (result.non2xx > 0 || result.errors > 0) {
+          throw new Error(
+            `${name} ${scenario.id}: ${result.non2xx} non-2xx answers, ${result.errors} errors`,
+          );
+        }
+        const summary = summariseAllocations(
+          extra(scenario.id).env.ALLOC_PROBE_FILE,
+          result.requests,
+          20,
+        );
+        bytes.set(scenario.id, summary.bytesPerRequest);
+        report.push(renderAllocations(`${name}, ${scenario.id}, auth ${auth}`, summary));
+        console.log(
+          `auth ${auth} ${scenario.id}: ${name} ${fmt(summary.bytesPerRequest / 1024, 1)} KB allocated per request`,
+        );
+      }
+      perSystem.set(name, bytes);
+    }
+    for (const scenario of scenarios) {
+      const gateway = perSystem.get('gateway')?.get(scenario.id) ?? Number.NaN;
+      for (const [name, bytes] of perSystem) {
+        const value = bytes.get(scenario.id) ?? Number.NaN;
+        table.push(
+          `| ${auth} | ${scenario.id} | ${name} | ${fmt(value / 1024, 1)} | ${fmt(gateway / value)} |`,
+        );
+      }
+    }
+  }
+  const text = [table.join('\n'), ...report].join('\n\n');
+  writeFileSync(`${ROOT}bench/results/allocation-summary.md`, `${text}\n`);
+  console.log(`\n${table.join('\n')}\n`);
+  console.log('Per function and package: bench/results/allocation-summary.md');
 }
 
 async function main(): Promise<void> {
@@ -462,6 +594,11 @@ async function main(): Promise<void> {
 
   if (PROFILE) {
     await profile(stub, reference);
+    await Promise.all([reference.stop(), stub.stop()]);
+    return;
+  }
+  if (ALLOCATIONS) {
+    await allocations(stub);
     await Promise.all([reference.stop(), stub.stop()]);
     return;
   }
