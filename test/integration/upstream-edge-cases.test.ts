@@ -291,6 +291,26 @@ describe('upstream failures', () => {
     expect(response.data?.transaction).toBeNull();
   });
 
+  it('reads an answer that arrives in many chunks whole', async () => {
+    const message = 'é'.repeat(150_000); // 300 KB of UTF-8, two-byte characters across chunks
+    const { gateway, token } = await setup(() => ({ body: transactionBody({ message }) }));
+    const data = dataOf(await gql(gateway, TransactionDocument, { txRef: 'NT-LONG1' }, token));
+    expect(data.transaction?.message).toBe(message);
+  });
+
+  it('refuses an answer over 2 MB as UPSTREAM_BAD_RESPONSE, without a retry, and serves others', async () => {
+    const huge = transactionBody({ message: 'x'.repeat(3 * 1024 * 1024) });
+    const { payment, gateway, token } = await setup((request) =>
+      request.path.endsWith('/NT-HUGE1') ? { body: huge } : byRef(request, 0),
+    );
+    const response = await gql(gateway, TransactionDocument, { txRef: 'NT-HUGE1' }, token);
+    expect(codesOf(response)).toEqual(['UPSTREAM_BAD_RESPONSE']);
+    expect(response.errors?.[0]?.message).toMatch(/too large/);
+    expect(payment.requests).toHaveLength(1);
+    const next = dataOf(await gql(gateway, TransactionDocument, { txRef: 'NT-OK1' }, token));
+    expect(next.transaction?.txRef).toBe('NT-OK1');
+  });
+
   it.each([401, 403])('maps %s to UPSTREAM_AUTH_FAILED', async (status) => {
     const { gateway, token } = await setup(() => ({ status, body: { message: 'no' } }));
     const response = await gql(gateway, TransactionDocument, { txRef: 'NT-A1' }, token);
