@@ -85,6 +85,12 @@ const DURATION_S = setting(argv.duration, 'BENCH_DURATION_S', 10);
 const WARMUP_S = setting(argv.warmup, 'BENCH_WARMUP_S', 2);
 const CONNECTIONS = setting(argv.connections, 'BENCH_CONNECTIONS', 50);
 const LATENCY_MS = setting(argv.latency, 'BENCH_UPSTREAM_LATENCY_MS', 0);
+/**
+ * Node flags added to every system under test (gateway, peers, reference), e.g.
+ * `BENCH_NODE_FLAGS=--no-allocation-site-pretenuring` to give the peers what the gateway sets
+ * for itself, or a heap size to compare memory at the same settings.
+ */
+const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
 const PROFILE = argv.profile === true;
 const ALLOCATIONS = argv.allocations === true;
 const SCENARIO_IDS = (argv.scenarios ?? (PROFILE ? 'S1,S2' : 'S1,S2,S3,S4')).split(',');
@@ -389,7 +395,7 @@ function startPeer(
     name,
     script: `bench/peers/${name}.ts`,
     core: 0,
-    nodeFlags: extra.nodeFlags ?? [],
+    nodeFlags: [...NODE_FLAGS, ...(extra.nodeFlags ?? [])],
     env: {
       UPSTREAM_URL: `http://127.0.0.1:${stub.port}`,
       NODE_ENV: 'production',
@@ -414,7 +420,7 @@ function startGateway(stub: Started, auth: 'off' | 'on', extra: Extra = {}) {
     name: 'gateway',
     script: 'src/main.ts',
     core: 0,
-    nodeFlags: extra.nodeFlags ?? [],
+    nodeFlags: [...NODE_FLAGS, ...(extra.nodeFlags ?? [])],
     env: {
       ...gatewayEnv(
         stub.port,
@@ -574,7 +580,7 @@ async function main(): Promise<void> {
     ? `gateway and reference pinned to core 0, stub to core 1, load generator ${pinned ? 'pinned to core 1' : 'NOT pinned (taskset -p refused)'}`
     : 'taskset not found: every process runs unpinned, so the figures are noisier';
   console.log(
-    `bench: ${DURATION_S} s per run after ${WARMUP_S} s warm-up, ${CONNECTIONS} connections, stub latency ${LATENCY_MS} ms; ${layout}`,
+    `bench: ${DURATION_S} s per run after ${WARMUP_S} s warm-up, ${CONNECTIONS} connections, stub latency ${LATENCY_MS} ms; ${layout}${NODE_FLAGS.length > 0 ? `; node flags for every system: ${NODE_FLAGS.join(' ')}` : ''}`,
   );
 
   const stub = await startNode({
@@ -588,6 +594,7 @@ async function main(): Promise<void> {
     name: 'reference',
     script: 'bench/reference.ts',
     core: 0,
+    nodeFlags: NODE_FLAGS,
     env: { UPSTREAM_URL: `http://127.0.0.1:${stub.port}`, UPSTREAM_MAX_CONNECTIONS: '64' },
     portPattern: JSON_PORT,
   });
@@ -671,6 +678,7 @@ async function main(): Promise<void> {
       stubLatencyMs: LATENCY_MS,
       taskset: HAS_TASKSET,
       loadGeneratorPinned: pinned,
+      nodeFlags: NODE_FLAGS,
     },
     runs: runs.map((run) => ({
       auth: run.auth,
