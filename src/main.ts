@@ -15,14 +15,14 @@ import {
 } from './config.ts';
 
 // V8's allocation-site pretenuring watches which allocation sites make objects that outlive a
-// young-generation collection and then allocates everything those sites make directly in the
-// old generation. A gateway under load is always in the middle of parsing some upstream record
-// when a collection starts, so the upstream shapes' parser sites were judged long-lived, and the
+// young-generation collection, and then allocates everything those sites make directly in the
+// old generation. Under load it judged the upstream shapes' parser sites long-lived (some parse
+// is always under way when a young collection starts, so their objects are found alive), and the
 // garbage of every later parse went straight to the old generation: it grew by about 9 MB per
-// young collection, needed a major collection every few seconds and held RSS near 400 MB. Off
-// (measured under load, `npm run bench` scenarios, auth on): S4 +9–30 % requests per second,
-// p99 61–80 → 40–41 ms, RSS 402–418 → 324 MB; S3 +12–40 %, RSS 420 → 330 MB. The flag is read
-// at each collection, so setting it here, before the first request, is enough.
+// young collection, needed a major collection every few seconds and held RSS near 410 MB. Off,
+// in alternating pairs through `npm run bench` (auth on): S4 +17–22 % requests per second, p99
+// 62–67 → 38–45 ms; S3 +25–28 %, p99 200–235 → 150–190 ms; RSS about 410 → 330 MB. V8 reads the
+// flag at each collection, so setting it here, before the first request, is enough.
 setFlagsFromString('--no-allocation-site-pretenuring');
 
 function readConfig(): GatewayConfig {
