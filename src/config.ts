@@ -193,7 +193,7 @@ export interface GatewayConfig {
    * `only`: known documents only (by hash or by identical text).
    */
   trustedDocuments: TrustedDocumentsMode;
-  /** Whether JSON POSTs may take the fast path (same rules, no Fetch conversion). */
+  /** Whether JSON POSTs go through the JSON transport (`FAST_PATH`: same pipeline, no Fetch conversion). */
   fastPath: boolean;
   /** Whether the KYC web page is served at /kyc. */
   kycPage: boolean;
