@@ -1,0 +1,43 @@
+/**
+ * `npm run schema:print`: writes the whole public schema, as the gateway serves it, to
+ * schema.graphql at the repository's root (committed: frontend and mobile teams generate their
+ * types from it, and `npm run schema:compat` compares it with the last release's), in the order
+ * of the files under schema/ (read sorted by name), so that the same SDL always prints the same.
+ * `--check` (`npm run schema:check`) writes nothing and fails when the committed file is stale.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { printSchema } from 'graphql';
+import { createGatewaySchema } from '../src/pipeline.ts';
+
+export const SCHEMA_FILE = new URL('../schema.graphql', import.meta.url);
+
+/** Also the header of schema.released.graphql, a copy made at a release. */
+const HEADER =
+  '# The public schema of payment-kyc-gateway, printed from schema/ by `npm run schema:print`.\n' +
+  '# Do not edit by hand.\n\n';
+
+/** The text schema.graphql must hold. */
+export function printedSchema(): string {
+  return `${HEADER}${printSchema(createGatewaySchema())}\n`;
+}
+
+if (import.meta.main) {
+  const printed = printedSchema();
+  let committed: string | undefined;
+  try {
+    committed = readFileSync(SCHEMA_FILE, 'utf8');
+  } catch {
+    committed = undefined;
+  }
+  if (process.argv.includes('--check')) {
+    if (committed !== printed) {
+      console.error('schema.graphql is stale or hand-edited: run npm run schema:print and commit.');
+      process.exit(1);
+    }
+  } else if (committed !== printed) {
+    writeFileSync(SCHEMA_FILE, printed);
+    console.log('schema.graphql written');
+  } else {
+    console.log('schema.graphql is up to date');
+  }
+}
