@@ -56,20 +56,23 @@ interface Sent {
  * Runs a TypeScript block: its import statements stay at the top of a module, the rest becomes
  * the body of `run(url, token, console)`. Returns what it printed and what it sent over fetch.
  */
-async function runBlock(id: string): Promise<{ printed: unknown[][]; sent: Sent[] }> {
-  const { language, code } = block(id);
-  expect(language).toBe('ts');
+function moduleOf(code: string): string {
   const imports = code.match(/^import [\s\S]*?from '[^']+';$/gm) ?? [];
   let body = code;
   for (const statement of imports) body = body.replace(statement, '');
-  const file = join(WORK, `${id}.ts`);
-  writeFileSync(
-    file,
+  return (
     `${imports.join('\n')}\n` +
-      'export default async function run(url: string, token: string, ' +
-      'console: { log: (...values: unknown[]) => void }): Promise<void> {\n' +
-      `${body}\n}\n`,
+    'export default async function run(url: string, token: string, ' +
+    'console: { log: (...values: unknown[]) => void }): Promise<void> {\n' +
+    `${body}\n}\n`
   );
+}
+
+async function runBlock(id: string): Promise<{ printed: unknown[][]; sent: Sent[] }> {
+  const { language, code } = block(id);
+  expect(language).toBe('ts');
+  const file = join(WORK, `${id}.ts`);
+  writeFileSync(file, moduleOf(code));
   const printed: unknown[][] = [];
   const sent: Sent[] = [];
   const realFetch = globalThis.fetch;
@@ -98,6 +101,26 @@ async function runBlock(id: string): Promise<{ printed: unknown[][]; sent: Sent[
   }
   return { printed, sent };
 }
+
+it('every TypeScript block type-checks (tsc --strict), as a reader copies it', async () => {
+  const dir = join(WORK, 'typecheck');
+  mkdirSync(dir, { recursive: true });
+  const files: string[] = [];
+  for (const [, language, id, code] of DOC.matchAll(/^```(\w+) test=(\S+)\n([\s\S]*?)^```$/gm)) {
+    if (language !== 'ts' || !id || code === undefined) continue;
+    files.push(join(dir, `${id}.ts`));
+    writeFileSync(join(dir, `${id}.ts`), moduleOf(code));
+  }
+  expect(files.length).toBeGreaterThanOrEqual(6);
+  const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+  const options = ['--strict', '--noEmit', '--skipLibCheck', '--target', 'es2022'];
+  const resolution = ['--module', 'esnext', '--moduleResolution', 'bundler', '--lib', 'es2022,dom'];
+  const result = await execFileAsync(process.execPath, [tsc, ...options, ...resolution, ...files], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  }).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? String(error) }));
+  expect(result.stdout).toBe('');
+}, 60_000);
 
 describe('Apollo Client', () => {
   it("keeps partial results with errorPolicy 'all' (test=apollo-errors)", async () => {
