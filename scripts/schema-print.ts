@@ -5,9 +5,9 @@
  * of the files under schema/ (read sorted by name), so that the same SDL always prints the same.
  * `--check` (`npm run schema:check`) writes nothing and fails when the committed file is stale.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
 import { printSchema } from 'graphql';
 import { createGatewaySchema } from '../src/pipeline.ts';
+import { writeOrCheck } from './written-file.ts';
 
 export const SCHEMA_FILE = new URL('../schema.graphql', import.meta.url);
 
@@ -22,22 +22,10 @@ export function printedSchema(): string {
 }
 
 if (import.meta.main) {
-  const printed = printedSchema();
-  let committed: string | undefined;
-  try {
-    committed = readFileSync(SCHEMA_FILE, 'utf8');
-  } catch {
-    committed = undefined;
-  }
-  if (process.argv.includes('--check')) {
-    if (committed !== printed) {
-      console.error('schema.graphql is stale or hand-edited: run npm run schema:print and commit.');
-      process.exit(1);
-    }
-  } else if (committed !== printed) {
-    writeFileSync(SCHEMA_FILE, printed);
-    console.log('schema.graphql written');
-  } else {
-    console.log('schema.graphql is up to date');
-  }
+  writeOrCheck(
+    SCHEMA_FILE,
+    printedSchema(),
+    'schema.graphql is stale or hand-edited: run npm run schema:print and commit.',
+    'schema.graphql written',
+  );
 }
