@@ -4,7 +4,10 @@
  * types from it, and `npm run schema:compat` compares it with the last release's), in the order
  * of the files under schema/ (read sorted by name), so that the same SDL always prints the same.
  * `--check` (`npm run schema:check`) writes nothing and fails when the committed file is stale.
+ * `--file <path>` writes or checks another file (the tests use it).
  */
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
 import { printSchema } from 'graphql';
 import { createGatewaySchema } from '../src/pipeline.ts';
 import { writeOrCheck } from './written-file.ts';
@@ -22,8 +25,11 @@ export function printedSchema(): string {
 }
 
 if (import.meta.main) {
+  const { values } = parseArgs({
+    options: { check: { type: 'boolean' }, file: { type: 'string' } },
+  });
   writeOrCheck(
-    SCHEMA_FILE,
+    values.file ? pathToFileURL(values.file) : SCHEMA_FILE,
     printedSchema(),
     'schema.graphql is stale or hand-edited: run npm run schema:print and commit.',
     'schema.graphql written',

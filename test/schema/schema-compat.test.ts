@@ -53,6 +53,24 @@ describe('schema.graphql', () => {
     expect(run.status).toBe(0);
   });
 
+  it('schema:check fails on a stale or hand-edited copy, and print mends it', () => {
+    const copy = join(dir, 'stale.graphql');
+    const printed = readFileSync(join(ROOT, 'schema.graphql'), 'utf8');
+    writeFileSync(copy, printed.replace('  rawStatus: String!\n', '  rawStatus: String\n'));
+    const script = (...args: string[]) =>
+      spawnSync(process.execPath, ['scripts/schema-print.ts', '--file', copy, ...args], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        timeout: 15_000,
+      });
+    const stale = script('--check');
+    expect(stale.status).toBe(1);
+    expect(stale.stderr).toMatch(/stale or hand-edited: run npm run schema:print/);
+    expect(script().status).toBe(0);
+    expect(readFileSync(copy, 'utf8')).toBe(printed);
+    expect(script('--check').status).toBe(0);
+  });
+
   it('holds every root field of the served schema', () => {
     const sdl = readFileSync(join(ROOT, 'schema.graphql'), 'utf8');
     for (const field of ['transaction(', 'transactions(', 'verifyTransaction(', 'kycUser(']) {
