@@ -3,8 +3,9 @@
  * comments) from the declarations of src/settings.ts. `--check` writes nothing and fails when the
  * table is stale (a unit test runs the same comparison).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { settingsTable } from '../src/settings.ts';
+import { writeOrCheck } from './written-file.ts';
 
 const DOC = new URL('../docs/api.md', import.meta.url);
 const START = /<!-- settings:start[^>]*-->\n/;
@@ -20,15 +21,10 @@ export function withSettingsTable(doc: string): string {
 }
 
 if (import.meta.main) {
-  const doc = readFileSync(DOC, 'utf8');
-  const written = withSettingsTable(doc);
-  if (process.argv.includes('--check')) {
-    if (written !== doc) {
-      console.error('docs/api.md: the settings table is stale; run npm run docs:settings');
-      process.exit(1);
-    }
-  } else if (written !== doc) {
-    writeFileSync(DOC, written);
-    console.log('docs/api.md: settings table written');
-  }
+  writeOrCheck(
+    DOC,
+    withSettingsTable(readFileSync(DOC, 'utf8')),
+    'docs/api.md: the settings table is stale; run npm run docs:settings',
+    'docs/api.md: settings table written',
+  );
 }

@@ -53,6 +53,17 @@ export function loadTypeDefs(): string[] {
 }
 
 /**
+ * The executable schema every transport serves, and what `npm run schema:print` writes to
+ * schema.graphql: the one place the public schema is assembled.
+ */
+export function createGatewaySchema() {
+  return createSchema<GraphQLContext & NodeServerContext>({
+    typeDefs: loadTypeDefs(),
+    resolvers,
+  });
+}
+
+/**
  * What Yoga receives when it serves as a node:http listener, plus what the HTTP entry found
  * before the body was read: the request's summary, the verified caller and its rate-limit key.
  */
@@ -106,10 +117,7 @@ export type PipelineDeps = Pick<
 /** Yoga with its plugins, and the JSON transport over the same pipeline. */
 export function createPipeline(deps: PipelineDeps) {
   const { metrics } = deps;
-  const schema = createSchema<GraphQLContext & NodeServerContext>({
-    typeDefs: loadTypeDefs(),
-    resolvers,
-  });
+  const schema = createGatewaySchema();
 
   // One preparation of each document for every path; Yoga's own caches would keep documents
   // that failed, bounded in entries only.

@@ -9,6 +9,7 @@ import { expect, it } from 'vitest';
 const ROOT = process.cwd();
 const FILES = [
   'README.md',
+  'CHANGELOG.md',
   ...readdirSync(join(ROOT, 'docs'))
     .filter((file) => file.endsWith('.md'))
     .map((file) => `docs/${file}`),

@@ -1,0 +1,101 @@
+/**
+ * `npm run schema:compat`: compares schema.graphql with the schema of the last release
+ * (schema.released.graphql, committed) using GraphQL Inspector's diff, and fails on a breaking
+ * change that CHANGELOG.md's "Unreleased" section does not name.
+ *
+ * The baseline is a committed file, not a git ref: it works the same in a shallow CI clone of
+ * `main`, in a tarball and on a laptop, and changing it is a visible line in a review. A release
+ * copies schema.graphql over it (docs/schema.md, "Releasing").
+ *
+ * A breaking change is named by its schema coordinate in backticks, as GraphQL Inspector reports
+ * it (`Transaction.rawStatus`, `Query.transaction.txRef`), anywhere in the Unreleased section.
+ * Dangerous changes (say, a value added to an enum that clients may switch over) are listed and
+ * do not fail. `--released`, `--current` and `--changelog` take other files (the tests use them).
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { type Change, CriticalityLevel, diff } from '@graphql-inspector/core';
+import { buildSchema } from 'graphql';
+
+export interface CompatReport {
+  breaking: Change[];
+  /** The breaking changes the changelog's Unreleased section does not name. */
+  unnamed: Change[];
+  dangerous: Change[];
+  safe: Change[];
+}
+
+/** The text of CHANGELOG.md's `## Unreleased` section (empty when it has none). */
+export function unreleasedSection(changelog: string): string {
+  const start = /^## +\[?Unreleased\]?.*$/im.exec(changelog);
+  if (!start) return '';
+  const rest = changelog.slice(start.index + start[0].length);
+  const next = /^## /m.exec(rest);
+  return next ? rest.slice(0, next.index) : rest;
+}
+
+/** What a breaking change is called in the changelog. */
+export function coordinate(change: Change): string {
+  return change.path ?? change.message;
+}
+
+export async function compareSchemas(
+  released: string,
+  current: string,
+  changelog: string,
+): Promise<CompatReport> {
+  const changes = await diff(buildSchema(released), buildSchema(current));
+  const section = unreleasedSection(changelog);
+  const level = (wanted: CriticalityLevel) =>
+    changes.filter((change) => change.criticality.level === wanted);
+  const breaking = level(CriticalityLevel.Breaking);
+  return {
+    breaking,
+    unnamed: breaking.filter((change) => !section.includes(`\`${coordinate(change)}\``)),
+    dangerous: level(CriticalityLevel.Dangerous),
+    safe: level(CriticalityLevel.NonBreaking),
+  };
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({
+    options: {
+      released: {
+        type: 'string',
+        default: new URL('../schema.released.graphql', import.meta.url).pathname,
+      },
+      current: { type: 'string', default: new URL('../schema.graphql', import.meta.url).pathname },
+      changelog: { type: 'string', default: new URL('../CHANGELOG.md', import.meta.url).pathname },
+    },
+  });
+  let report: CompatReport;
+  try {
+    report = await compareSchemas(
+      readFileSync(values.released, 'utf8'),
+      readFileSync(values.current, 'utf8'),
+      readFileSync(values.changelog, 'utf8'),
+    );
+  } catch (error) {
+    console.error(`schema:compat: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  }
+  const line = (change: Change) => `  ${coordinate(change)}: ${change.message}`;
+  console.log(
+    `schema changes since the last release: ${report.breaking.length} breaking, ` +
+      `${report.dangerous.length} dangerous, ${report.safe.length} safe`,
+  );
+  for (const change of report.dangerous) console.log(`dangerous${line(change)}`);
+  for (const change of report.breaking) {
+    const named = !report.unnamed.includes(change);
+    console.log(`breaking${line(change)}${named ? ' (named in CHANGELOG.md)' : ''}`);
+  }
+  if (report.unnamed.length > 0) {
+    console.error(
+      `${report.unnamed.length} breaking change(s) not named in CHANGELOG.md's "Unreleased" ` +
+        `section: name each by its coordinate in backticks (${report.unnamed
+          .map((change) => `\`${coordinate(change)}\``)
+          .join(', ')}), saying what clients must do, or make the change additive.`,
+    );
+    process.exit(1);
+  }
+}
