@@ -20,7 +20,6 @@ import { hashedKeyPart } from '../../src/redis/connection.ts';
 import { type Fixture, kycBody, startFixture, transactionBody } from '../helpers/fixture.ts';
 import {
   type GatewayProcess,
-  query,
   spawnGateway,
   stopAllGateways,
   testToken,
