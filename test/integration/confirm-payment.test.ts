@@ -5,6 +5,7 @@
  * every BAD_USER_INPUT case with zero upstream calls, the scope, the record stored as
  * `verifyTransaction` stores it, an upstream failure that confirms nothing, and the counter.
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ConfirmPaymentDocument,
@@ -18,6 +19,7 @@ import {
   type GraphQLResponse,
   gql,
   startGateway,
+  startSandboxGateway,
   type TestGateway,
 } from '../helpers/gateway.ts';
 import { metric } from '../helpers/metrics.ts';
@@ -361,5 +363,46 @@ describe('metrics', () => {
     expect(await count('NOT_FOUND')).toBe(notFoundBefore + 1);
     expect(await count('NOT_SUCCESSFUL')).toBe(failedBefore + 1);
     expect(await count('ALREADY_CONFIRMED_FOR_ANOTHER_ORDER')).toBe(anotherBefore + 1);
+  });
+});
+
+describe('the checkout recipe of docs/payments.md, against the sandbox', () => {
+  it('the typed client confirms NT-SUCCESS001 for order 1001 once, and the curl call of the docs answers as they say', async () => {
+    const { createGatewayClient, ConfirmPaymentDocument: Document } = await import(
+      'payment-kyc-gateway/client'
+    );
+    const { gateway: sandboxGateway, token: every, close } = await startSandboxGateway();
+    try {
+      const client = createGatewayClient({ url: `${sandboxGateway.url}/graphql`, token: every });
+      const order = { id: '1001', amount: '15000.50', currency: 'NGN', merchantRef: 'ORDER-1001' };
+      const first = await client.request(Document, { txRef: 'NT-SUCCESS001', order });
+      expect(first.data?.confirmPayment).toMatchObject({ confirmed: true, problems: [] });
+      const replay = await client.request(Document, {
+        txRef: 'NT-SUCCESS001',
+        order: { ...order, id: '1002' },
+      });
+      expect(replay.data?.confirmPayment.problems).toEqual(['ALREADY_CONFIRMED_FOR_ANOTHER_ORDER']);
+      const failed = await client.request(Document, { txRef: 'NT-FAILED001', order });
+      expect(failed.data?.confirmPayment.problems).toContain('NOT_SUCCESSFUL');
+      const usd = await client.request(Document, {
+        txRef: 'NT-USD001',
+        order: { id: '2001', amount: '19.99', currency: 'usd', merchantRef: 'ORDER-2001' },
+      });
+      expect(usd.data?.confirmPayment.confirmed).toBe(true);
+
+      // The curl example, as written in the docs (same order id: the same answer).
+      const doc = readFileSync('docs/payments.md', 'utf8');
+      const body = /-d '([\s\S]*?)'\n/.exec(doc)?.[1];
+      const shown = /\n# (\{"data":\{"confirmPayment".*\})\n/.exec(doc)?.[1];
+      if (body === undefined || shown === undefined) throw new Error('no curl example');
+      const response = await fetch(`${sandboxGateway.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${every}` },
+        body,
+      });
+      expect(await response.json()).toEqual(JSON.parse(shown));
+    } finally {
+      await close();
+    }
   });
 });
