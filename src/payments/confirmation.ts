@@ -128,10 +128,13 @@ export class PaymentConfirmations {
     const problems: PaymentProblem[] =
       record === null ? ['NOT_FOUND'] : compareWithOrder(record, order);
     if (record !== null) {
+      // Claimed without regard to case: were the payment service to read `NT-abc` as `NT-ABC`,
+      // the other spelling must not confirm a second order.
+      const claimed = txRef.toUpperCase();
       const ours =
         problems.length === 0
-          ? await this.#claims.claim(txRef, order.id)
-          : !(await this.#claims.heldByAnother(txRef, order.id));
+          ? await this.#claims.claim(claimed, order.id)
+          : !(await this.#claims.heldByAnother(claimed, order.id));
       if (!ours) problems.push('ALREADY_CONFIRMED_FOR_ANOTHER_ORDER');
     }
     this.#count(problems[0] ?? 'confirmed');

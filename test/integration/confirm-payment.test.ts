@@ -83,7 +83,8 @@ beforeAll(async () => {
   payment = await startFixture((request) => {
     const txRef = request.path.split('/').pop() ?? '';
     if (failing.has(txRef)) return { status: 500, body: { error: true, message: 'boom' } };
-    const body = BODIES[txRef];
+    // Read without regard to case, as some payment services do.
+    const body = BODIES[txRef.toUpperCase()];
     if (body === undefined) return { status: 404, body: { error: true, message: 'not found' } };
     return { headers: { 'content-type': 'application/json' }, body };
   });
@@ -237,6 +238,10 @@ describe('one payment, one order', () => {
     expect((await confirmed(txRef, { id: 'order-A' })).confirmed).toBe(true);
     // Order ids are compared exactly: another case is another order.
     expect((await confirmed(txRef, { id: 'ORDER-A' })).confirmed).toBe(false);
+    // The reference in another case is the same claim.
+    const otherCase = await confirmed('NT-paid4', { id: 'order-B' });
+    expect(otherCase.problems).toEqual(['ALREADY_CONFIRMED_FOR_ANOTHER_ORDER']);
+    expect((await confirmed('NT-Paid4', { id: 'order-A' })).confirmed).toBe(true);
   });
 
   it('a failed check claims nothing: the order that matches still confirms', async () => {
