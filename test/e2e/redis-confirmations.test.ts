@@ -9,8 +9,8 @@
  *   CACHE_ENCRYPTION_KEY (no order id in clear), kept CONFIRMATION_RETENTION_DAYS.
  * - redis-server killed (SIGKILL) and started again: the claim is still there. While it is down,
  *   confirmations fail (UPSTREAM_UNAVAILABLE) and confirm nothing.
- * - A claim sealed with another key, or copied under another payment's key, does not open:
- *   nothing is confirmed.
+ * - A claim sealed with another key, copied under another payment's key, or forged in clear,
+ *   does not open: nothing is confirmed.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -185,6 +185,16 @@ describe.skipIf(skip)('confirmPayment claims over two processes and one Redis', 
       const copied = await confirm(b, txRef, orderId);
       expect(copied.answer).toBeUndefined();
       expect(copied.codes).toEqual(['INTERNAL_SERVER_ERROR']);
+    }
+    // A claim forged in clear by a party that can write to Redis but lacks the key: refused too.
+    const forged = `NT-FORGED${Date.now()}`;
+    await redis.command([
+      'SET',
+      claimKey(forged),
+      JSON.stringify({ orderId: 'order-attacker', confirmedAt: Date.now() }),
+    ]);
+    for (const orderId of ['order-attacker', 'order-honest']) {
+      expect((await confirm(a, forged, orderId)).codes).toEqual(['INTERNAL_SERVER_ERROR']);
     }
   });
 
