@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { trace } from '@opentelemetry/api';
 import { type Authenticator, createAuthenticator, signToken } from './auth.ts';
 import { RedisFlightLock } from './cache/redis-flight.ts';
-import { createRedisCache } from './cache/redis-store.ts';
+import { createRedisCache, ValueCipher } from './cache/redis-store.ts';
 import { createSources } from './cache/sources.ts';
 import { type CacheObserver, createMemoryCache, type RecordCache } from './cache/store.ts';
 import type {
@@ -34,6 +34,8 @@ import { createLogger, type Logger } from './observability/logger.ts';
 import { GatewayMetrics } from './observability/metrics.ts';
 import { type ThrottledWarn, throttledWarn } from './observability/throttled-log.ts';
 import { createTracing } from './observability/tracing.ts';
+import { type ClaimStore, MemoryClaimStore, RedisClaimStore } from './payments/claims.ts';
+import { PaymentConfirmations } from './payments/confirmation.ts';
 import { RedisConnection } from './redis/connection.ts';
 import { createGateway, type Gateway } from './server.ts';
 import { CallerShare } from './upstream/caller-share.ts';
@@ -155,6 +157,26 @@ function clusterParts(
   };
 }
 
+/**
+ * Where `confirmPayment` keeps its claims: Redis, shared by the replicas and sealed as records
+ * are; or, without it, this process's memory (said at start).
+ */
+function claimStore(
+  config: GatewayConfig,
+  redis: RedisConnection | undefined,
+  logger: Logger,
+): ClaimStore {
+  const retentionMs = config.confirmationRetentionDays * 86_400_000;
+  if (redis) {
+    const { encryption } = config.cache;
+    return new RedisClaimStore(redis, retentionMs, encryption && new ValueCipher(encryption));
+  }
+  logger.warn(
+    "payment confirmations: claims are kept in this process's memory (no CACHE_URL): one replica only, forgotten on restart",
+  );
+  return new MemoryClaimStore(retentionMs);
+}
+
 /** Builds a gateway from settings. */
 export function createApp(inputs: AppInputs): Gateway {
   return buildApp(inputs).gateway;
@@ -220,6 +242,9 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
     settings: config.live,
     observer: cluster.liveObserver(),
   });
+  const confirmations = new PaymentConfirmations(claimStore(config, redis, logger), (outcome) =>
+    metrics.paymentConfirmations.inc({ outcome }),
+  );
   const authenticate: Authenticator = createAuthenticator(inputs.auth);
   const gateway = createGateway({
     hardening: {
@@ -244,6 +269,7 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
       config.callerShare.maxQueued,
     ),
     live,
+    confirmations,
     sources,
     authenticate,
     metrics,

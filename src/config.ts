@@ -199,6 +199,8 @@ export interface GatewayConfig {
   kycPage: boolean;
   /** Most entries in `transactions(txRefs:)`. */
   maxBatchSize: number;
+  /** How long `confirmPayment` keeps a payment's claim for its order (days). */
+  confirmationRetentionDays: number;
   /** Most distinct upstream records one request may read. */
   maxRecordsPerRequest: number;
   /** One caller's upstream calls in flight in this process, and waiting for a slot. */
@@ -438,6 +440,7 @@ export function loadConfig(env: Env): GatewayConfig {
     fastPath: readSetting(env, 'FAST_PATH'),
     kycPage: readSetting(env, 'KYC_PAGE') ?? sandbox,
     maxBatchSize: readSetting(env, 'MAX_BATCH_SIZE'),
+    confirmationRetentionDays: readSetting(env, 'CONFIRMATION_RETENTION_DAYS'),
     maxRecordsPerRequest: readSetting(env, 'MAX_RECORDS_PER_REQUEST'),
     callerShare: {
       maxConcurrent: readSetting(env, 'UPSTREAM_MAX_CONCURRENT_PER_CALLER'),

@@ -7,6 +7,7 @@ import type { Viewer } from './auth.ts';
 import type { ReadOptions, RecordSources } from './cache/sources.ts';
 import { BadUserInputError } from './errors.ts';
 import type { LiveStatusHub } from './live/hub.ts';
+import type { PaymentConfirmations } from './payments/confirmation.ts';
 import type { CallerShare } from './upstream/caller-share.ts';
 import type { UpstreamKycUser, UpstreamTransaction } from './upstream/shapes.ts';
 
@@ -36,6 +37,8 @@ export interface GraphQLContext {
   settings: ResolverSettings;
   /** Live transaction status: one poller per txRef (per process, or per cluster with Redis). */
   live: LiveStatusHub;
+  /** `confirmPayment`: comparison, the claims of payments for orders, and its counter. */
+  confirmations: PaymentConfirmations;
   /**
    * Aborted when the client goes away. A function, so that only the subscriptions that need
    * it pay for it (the Fetch adapter builds an AbortController on first access).
@@ -50,6 +53,7 @@ export interface ContextDeps {
   sources: RecordSources;
   settings: ResolverSettings;
   live: LiveStatusHub;
+  confirmations: PaymentConfirmations;
   /** Each caller's share of upstream concurrency; absent, no per-caller bound. */
   callerShare?: CallerShare | undefined;
 }
@@ -77,6 +81,7 @@ export function createContext(
     }),
     settings: deps.settings,
     live: deps.live,
+    confirmations: deps.confirmations,
     signal,
     stale,
   };

@@ -112,6 +112,7 @@ export type PipelineDeps = Pick<
   | 'persistedStore'
   | 'callerShare'
   | 'live'
+  | 'confirmations'
 >;
 
 /** Yoga with its plugins, and the JSON transport over the same pipeline. */

@@ -24,6 +24,7 @@ import type { Logger } from './observability/logger.ts';
 import type { GatewayMetrics } from './observability/metrics.ts';
 import type { RequestSummary } from './observability/plugin.ts';
 import type { Tracing } from './observability/tracing.ts';
+import type { PaymentConfirmations } from './payments/confirmation.ts';
 import {
   createPipeline,
   type NodeServerContext,
@@ -73,6 +74,8 @@ export interface GatewayDeps {
   fastPath?: boolean;
   /** Live transaction status (`transactionStatus`). */
   live: LiveStatusHub;
+  /** `confirmPayment`: comparison and the claims of payments for orders. */
+  confirmations: PaymentConfirmations;
   /** Closes upstream pools and the cache. */
   close: () => Promise<void>;
 }

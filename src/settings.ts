@@ -400,6 +400,12 @@ export const SETTINGS = {
     description: 'Comma-separated earlier keys, read but never written (rotation).',
     secret: true,
   } satisfies Setting<Buffer[]>,
+  CONFIRMATION_RETENTION_DAYS: int(
+    1,
+    36_500,
+    400,
+    "How long `confirmPayment` keeps a payment's claim for its order (in Redis with `CACHE_URL`, else in memory): within it, another order id gets `ALREADY_CONFIRMED_FOR_ANOTHER_ORDER`.",
+  ),
   MAX_BATCH_SIZE: int(1, 100, 100, 'Most entries in `transactions(txRefs:)`.'),
   MAX_RECORDS_PER_REQUEST: int(
     1,

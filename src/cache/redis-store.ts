@@ -46,7 +46,7 @@ function keyId(key: Buffer): string {
  * and the Redis key as additional authenticated data, so that a value copied under another
  * key (another payment, another person) does not open.
  */
-class ValueCipher {
+export class ValueCipher {
   readonly #writeKey: Buffer;
   readonly #writeId: string;
   /** Every key that may read, by id (the writing one included). */

@@ -37,6 +37,11 @@ const MINOR_UNITS: ReadonlyMap<string, number> = new Map(
   currencyCodes.data.map((record) => [record.code, record.digits]),
 );
 
+/** Whether `code` (three capital letters) is a currency of the ISO 4217 table. */
+export function isCurrencyCode(code: string): boolean {
+  return MINOR_UNITS.has(code);
+}
+
 /** The ISO 4217 exponent of a currency code (2 for a code the table does not hold). */
 export function minorUnitsOf(currency: string): number {
   return MINOR_UNITS.get(currency) ?? DEFAULT_MINOR_UNITS;

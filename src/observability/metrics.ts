@@ -91,6 +91,13 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  readonly paymentConfirmations = new Counter({
+    name: 'gateway_payment_confirmations_total',
+    help: 'confirmPayment answers, by outcome: confirmed, or the first problem (NOT_FOUND, NOT_SUCCESSFUL, AMOUNT_TOO_LOW, …).',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   readonly documents = new Counter({
     name: 'gateway_documents_total',
     help: 'Documents prepared for execution: cached (reused), prepared (parsed and validated), refused.',

@@ -1,6 +1,7 @@
 /**
  * A real redis-server for the scale-out tests: started by the test on a free loopback port,
- * without persistence (`--save '' --appendonly no`), stopped by its PID. Without redis-server
+ * without persistence (`--save '' --appendonly no`) unless asked for (an append-only file in a
+ * directory the test gives), stopped by its PID. Without redis-server
  * the tests are skipped with a warning on a developer's machine, and fail in CI (CI=true),
  * where .ci/run installs it.
  */
@@ -88,8 +89,18 @@ async function command(url: string, args: string[]): Promise<unknown> {
   }
 }
 
+/** How redis-server keeps its data. */
+export interface RedisOptions {
+  /**
+   * Persistence in this directory: an append-only file written and fsynced before each write is
+   * answered (`--appendonly yes --appendfsync always`), so a restart, even after SIGKILL, keeps
+   * every acknowledged write.
+   */
+  persistDir?: string;
+}
+
 /** Starts redis-server on a free loopback port. */
-export async function startRedis(): Promise<TestRedis> {
+export async function startRedis(options: RedisOptions = {}): Promise<TestRedis> {
   if (!REDIS_SERVER) {
     throw new Error('CI=true but redis-server is absent: .ci/run installs it (apt-get).');
   }
@@ -98,9 +109,12 @@ export async function startRedis(): Promise<TestRedis> {
   const url = `redis://127.0.0.1:${port}`;
   let child: ChildProcess | undefined;
   const start = async (): Promise<void> => {
+    const persistence = options.persistDir
+      ? ['--dir', options.persistDir, '--appendonly', 'yes', '--appendfsync', 'always']
+      : ['--appendonly', 'no'];
     child = spawn(
       binary,
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence],
       { stdio: 'ignore' },
     );
     await waitForPong(url, 5000);

@@ -173,8 +173,30 @@ const txRefsArb: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 1, arbitrary: fc.array(fc.array(txRefArb, { maxLength: 3 }), { maxLength: 3 }) },
 );
 
+/** Orders for `confirmPayment`: well-formed ones, odd fields, or something that is not one. */
+const orderArb: fc.Arbitrary<unknown> = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.record(
+      {
+        id: fc.oneof(fc.constantFrom('order-1', '1001', 'o'.repeat(129)), oddStringArb),
+        amount: fc.oneof(
+          fc.constantFrom('15000.50', '19.99', '1', '0', '-5', '1e3', '1500.505', ' 1', '1,5'),
+          fc.stringMatching(/^\d{1,25}(\.\d{1,5})?$/),
+          oddStringArb,
+        ),
+        currency: fc.oneof(fc.constantFrom('NGN', 'usd', 'JPY', 'KWD', 'XYZ', 'ıNR'), oddStringArb),
+        merchantRef: fc.oneof(fc.constantFrom('ORDER-1001', null, ''), oddStringArb),
+      },
+      { requiredKeys: ['id', 'amount', 'currency'] },
+    ),
+  },
+  { weight: 1, arbitrary: wrongTypeArb },
+);
+
 const ARGUMENT_VALUES: Record<string, fc.Arbitrary<unknown>> = {
   txRef: txRefArb,
+  order: orderArb,
   txRefs: txRefsArb,
   userRef: userRefArb,
   name: fc.oneof(
@@ -211,7 +233,7 @@ function literal(value: unknown): string {
 
 const schema = buildASTSchema(parse(loadTypeDefs().join('\n')));
 const QUERY_FIELDS = ['transaction', 'transactions', 'kycUser', 'kycSdkConfig', 'gatewayInfo'];
-const MUTATION_FIELDS = ['verifyTransaction', 'refreshKycUser'];
+const MUTATION_FIELDS = ['verifyTransaction', 'confirmPayment', 'refreshKycUser'];
 
 const aliasArb = fc.oneof(
   fc.constantFrom('a', 'b', 'dup', 'status', 'transaction', '__typename', '__a'),

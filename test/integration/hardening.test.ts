@@ -13,6 +13,8 @@ import { loadTrustedDocuments } from '../../src/graphql/persisted.ts';
 import { MemoryLiveStatusHub } from '../../src/live/memory-hub.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { GatewayMetrics } from '../../src/observability/metrics.ts';
+import { MemoryClaimStore } from '../../src/payments/claims.ts';
+import { PaymentConfirmations } from '../../src/payments/confirmation.ts';
 import { createGateway } from '../../src/server.ts';
 import { advanceWallClock } from '../helpers/clock.ts';
 import {
@@ -340,6 +342,7 @@ describe('error masking', () => {
             maxPerCaller: 10,
           },
         }),
+        confirmations: new PaymentConfirmations(new MemoryClaimStore(60_000), () => {}),
         close: async () => {},
       });
       const server = built.createServer();

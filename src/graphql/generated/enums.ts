@@ -27,6 +27,25 @@ export const ErrorCode = {
 } as const;
 
 export type ErrorCode = typeof ErrorCode[keyof typeof ErrorCode];
+/** Why a payment does not confirm an order. */
+export const PaymentProblem = {
+  /** The payment was already confirmed for another order id: one payment pays one order. */
+  ALREADY_CONFIRMED_FOR_ANOTHER_ORDER: 'ALREADY_CONFIRMED_FOR_ANOTHER_ORDER',
+  /** The amount paid is more than the order's. Compared only in the same currency. */
+  AMOUNT_TOO_HIGH: 'AMOUNT_TOO_HIGH',
+  /** The amount paid is less than the order's (or the payment service reported no amount). Compared only in the same currency. */
+  AMOUNT_TOO_LOW: 'AMOUNT_TOO_LOW',
+  /** The payment is in another currency than the order's (or the payment service reported none). */
+  CURRENCY_MISMATCH: 'CURRENCY_MISMATCH',
+  /** The order's `merchantRef` was given and is not the payment's `merchantRef`. */
+  MERCHANT_REF_MISMATCH: 'MERCHANT_REF_MISMATCH',
+  /** The payment service does not know the reference. */
+  NOT_FOUND: 'NOT_FOUND',
+  /** The payment is not SUCCESSFUL (or the payment service does not report it as succeeded): failed, pending, or a status the gateway does not know. */
+  NOT_SUCCESSFUL: 'NOT_SUCCESSFUL'
+} as const;
+
+export type PaymentProblem = typeof PaymentProblem[keyof typeof PaymentProblem];
 /** Normalised transaction status. */
 export const TransactionStatus = {
   /** Not paid, final (upstream FAILED, FAILURE or DECLINED). */

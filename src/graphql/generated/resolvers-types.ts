@@ -4,6 +4,7 @@ import type { Money as MoneyRecord } from '../../model/money.ts';
 import type { GraphQLContext } from '../../context.ts';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
+export type Omit<T, K extends keyof T> = Pick<T, Exclude<keyof T, K>>;
 export type RequireFields<T, K extends keyof T> = Omit<T, K> & { [P in K]-?: NonNullable<T[P]> };
 /** All built-in and custom scalars, mapped to their actual values */
 export type Scalars = {
@@ -192,6 +193,23 @@ export type Money = {
 export type Mutation = {
   __typename?: 'Mutation';
   /**
+   * The payment checked against the merchant's order, fresh from the payment service (never from a
+   * cache; the cache is updated with it, as `verifyTransaction` does): the status is SUCCESSFUL, the
+   * amount equals the order's exactly (in the currency's minor units, never through a binary
+   * float), the currency and, when given, the merchant reference match, and the payment was not
+   * already confirmed for another order. `confirmed` is true only when `problems` is empty.
+   *
+   * The first confirmation of a payment that passes every check claims it for `order.id`, across
+   * every replica (and Redis restarts, with `CACHE_URL`), for `CONFIRMATION_RETENTION_DAYS`: the
+   * same order asking again gets the same answer; any other order gets
+   * `ALREADY_CONFIRMED_FOR_ANOTHER_ORDER`. A check that fails claims nothing.
+   *
+   * Requires the scope `transactions:read`. `BAD_USER_INPUT`, with no upstream call, for a
+   * malformed `txRef` or order (see `OrderInput`). An upstream failure is the usual error and
+   * confirms nothing.
+   */
+  confirmPayment: PaymentConfirmation;
+  /**
    * KYC details of one end user, always fetched fresh from the KYC service; the cache is
    * updated with them. Call this after the widget's `onSuccess`. Same access rule as `kycUser`.
    */
@@ -207,6 +225,13 @@ export type Mutation = {
 
 
 /** Actions that always go to the provider (never answered from a cache). */
+export type MutationConfirmPaymentArgs = {
+  order: OrderInput;
+  txRef: Scalars['ID']['input'];
+};
+
+
+/** Actions that always go to the provider (never answered from a cache). */
 export type MutationRefreshKycUserArgs = {
   userRef: Scalars['ID']['input'];
 };
@@ -216,6 +241,53 @@ export type MutationRefreshKycUserArgs = {
 export type MutationVerifyTransactionArgs = {
   txRef: Scalars['ID']['input'];
 };
+
+/**
+ * The merchant's order, as the merchant's own records state it (never as the customer's browser
+ * reports it).
+ */
+export type OrderInput = {
+  /**
+   * The amount the order costs, a positive decimal in plain notation with at most the currency's
+   * minor digits: `"1500.50"` or `"1500.5"` or `"1500"` for NGN, `"1500"` for JPY, `"10.125"` for
+   * KWD. Not `"0"`, `"-5"`, `"1e3"` or `"1500.505"` for NGN.
+   */
+  amount: Scalars['Decimal']['input'];
+  /** The order's currency: three letters of ISO 4217 (e.g. `NGN`), compared without regard to case. */
+  currency: Scalars['String']['input'];
+  /** The merchant's order id: 1 to 128 characters, no control characters. One payment confirms one order id. */
+  id: Scalars['ID']['input'];
+  /** When given, the payment's `merchantRef` must equal it exactly (1 to 256 characters). */
+  merchantRef?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** The outcome of `confirmPayment`. */
+export type PaymentConfirmation = {
+  __typename?: 'PaymentConfirmation';
+  /** True only when `problems` is empty: the payment pays this order, and only this one. Ship then. */
+  confirmed: Scalars['Boolean']['output'];
+  /** Every reason the payment does not confirm the order (not only the first), in the order of `PaymentProblem`; empty when confirmed. */
+  problems: Array<PaymentProblem>;
+  /** The payment as just fetched from the payment service; `null` when it does not know the reference (`NOT_FOUND`). */
+  transaction?: Maybe<Transaction>;
+};
+
+/** Why a payment does not confirm an order. */
+export type PaymentProblem =
+  /** The payment was already confirmed for another order id: one payment pays one order. */
+  | 'ALREADY_CONFIRMED_FOR_ANOTHER_ORDER'
+  /** The amount paid is more than the order's. Compared only in the same currency. */
+  | 'AMOUNT_TOO_HIGH'
+  /** The amount paid is less than the order's (or the payment service reported no amount). Compared only in the same currency. */
+  | 'AMOUNT_TOO_LOW'
+  /** The payment is in another currency than the order's (or the payment service reported none). */
+  | 'CURRENCY_MISMATCH'
+  /** The order's `merchantRef` was given and is not the payment's `merchantRef`. */
+  | 'MERCHANT_REF_MISMATCH'
+  /** The payment service does not know the reference. */
+  | 'NOT_FOUND'
+  /** The payment is not SUCCESSFUL (or the payment service does not report it as succeeded): failed, pending, or a status the gateway does not know. */
+  | 'NOT_SUCCESSFUL';
 
 /** Read-only questions about payments and identity verification. */
 export type Query = {
@@ -449,6 +521,9 @@ export type ResolversTypes = {
   KycUser: ResolverTypeWrapper<UpstreamKycUser>;
   Money: ResolverTypeWrapper<MoneyRecord>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  OrderInput: OrderInput;
+  PaymentConfirmation: ResolverTypeWrapper<Omit<PaymentConfirmation, 'transaction'> & { transaction?: Maybe<ResolversTypes['Transaction']> }>;
+  PaymentProblem: PaymentProblem;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
   Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
@@ -474,6 +549,8 @@ export type ResolversParentTypes = {
   KycUser: UpstreamKycUser;
   Money: MoneyRecord;
   Mutation: Record<PropertyKey, never>;
+  OrderInput: OrderInput;
+  PaymentConfirmation: Omit<PaymentConfirmation, 'transaction'> & { transaction?: Maybe<ResolversParentTypes['Transaction']> };
   Query: Record<PropertyKey, never>;
   String: Scalars['String']['output'];
   Subscription: Record<PropertyKey, never>;
@@ -557,8 +634,15 @@ export type MoneyResolvers<ContextType = GraphQLContext, ParentType extends Reso
 };
 
 export type MutationResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
+  confirmPayment?: Resolver<ResolversTypes['PaymentConfirmation'], ParentType, ContextType, RequireFields<MutationConfirmPaymentArgs, 'order' | 'txRef'>>;
   refreshKycUser?: Resolver<Maybe<ResolversTypes['KycUser']>, ParentType, ContextType, RequireFields<MutationRefreshKycUserArgs, 'userRef'>>;
   verifyTransaction?: Resolver<Maybe<ResolversTypes['Transaction']>, ParentType, ContextType, RequireFields<MutationVerifyTransactionArgs, 'txRef'>>;
+};
+
+export type PaymentConfirmationResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PaymentConfirmation'] = ResolversParentTypes['PaymentConfirmation']> = {
+  confirmed?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  problems?: Resolver<Array<ResolversTypes['PaymentProblem']>, ParentType, ContextType>;
+  transaction?: Resolver<Maybe<ResolversTypes['Transaction']>, ParentType, ContextType>;
 };
 
 export type QueryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
@@ -610,6 +694,7 @@ export type Resolvers<ContextType = GraphQLContext> = {
   KycUser?: KycUserResolvers<ContextType>;
   Money?: MoneyResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
+  PaymentConfirmation?: PaymentConfirmationResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
   Subscription?: SubscriptionResolvers<ContextType>;
   Transaction?: TransactionResolvers<ContextType>;

@@ -6,6 +6,7 @@ import type { Resolvers } from '../generated/resolvers-types.ts';
 import { DateTime } from '../scalars/DateTime.ts';
 import { DecimalScalar } from '../scalars/Decimal.ts';
 import { JSONScalar } from '../scalars/JSON.ts';
+import { confirmPayment } from './Mutation/confirmPayment.ts';
 import { refreshKycUser } from './Mutation/refreshKycUser.ts';
 import { verifyTransaction } from './Mutation/verifyTransaction.ts';
 import { gatewayInfo } from './Query/gatewayInfo.ts';
@@ -24,7 +25,7 @@ export const resolvers: Resolvers = {
   Decimal: DecimalScalar,
   JSON: JSONScalar,
   Query: { gatewayInfo, transaction, transactions, kycUser, kycSdkConfig },
-  Mutation: { verifyTransaction, refreshKycUser },
+  Mutation: { verifyTransaction, confirmPayment, refreshKycUser },
   Subscription: { transactionStatus },
   Transaction,
   Customer,
