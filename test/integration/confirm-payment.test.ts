@@ -374,7 +374,7 @@ describe('metrics', () => {
 describe('the checkout recipe of docs/payments.md, against the sandbox', () => {
   it('the typed client confirms NT-SUCCESS001 for order 1001 once, and the curl call of the docs answers as they say', async () => {
     const { createGatewayClient, ConfirmPaymentDocument: Document } = await import(
-      'payment-kyc-gateway/client'
+      '../../src/client/index.ts'
     );
     const { gateway: sandboxGateway, token: every, close } = await startSandboxGateway();
     try {
