@@ -61,6 +61,10 @@ const VARIANTS: Array<{ name: string; env: Record<string, string> }> = [
 ];
 
 let sequence = 0;
+function nextTag(): number {
+  sequence += 1;
+  return sequence;
+}
 const results = new Map<string, Array<{ rps: number; p50: number; p99: number }>>();
 for (let round_ = 0; round_ < ROUNDS; round_++) {
   for (const variant of VARIANTS) {
@@ -79,14 +83,14 @@ for (let round_ = 0; round_ < ROUNDS; round_++) {
       connections: CONNECTIONS,
       durationS: 2,
       headers,
-      body: () => transactionBody(`NT-GENW${(sequence += 1)}`),
+      body: () => transactionBody(`NT-GENW${nextTag()}`),
     });
     const result = await load({
       url,
       connections: CONNECTIONS,
       durationS: DURATION_S,
       headers,
-      body: () => transactionBody(`NT-GENT${(sequence += 1)}`),
+      body: () => transactionBody(`NT-GENT${nextTag()}`),
     });
     await gateway.stop();
     const list = results.get(variant.name) ?? [];
