@@ -15,3 +15,11 @@ export function withRequestId<T>(id: string, serve: () => T): T {
 export function currentRequestId(): string | undefined {
   return requests.getStore();
 }
+
+/**
+ * Runs `work` as no request's: for work shared by many requests that outlives the one that
+ * started it (a live-status poller), which must not send or log that request's id.
+ */
+export function outsideRequests<T>(work: () => T): T {
+  return requests.exit(work);
+}

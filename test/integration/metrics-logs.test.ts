@@ -127,6 +127,45 @@ describe('x-request-id', () => {
   });
 });
 
+describe('x-request-id and shared work', () => {
+  it('is not sent by the live-status poller a subscriber started, which serves every subscriber', async () => {
+    let calls = 0;
+    const { gateway, token, payment } = await setup(
+      () => {
+        calls += 1;
+        // Pending for the subscriber's own reads, then settled on a later poll.
+        return {
+          body: transactionBody(
+            { txStatus: calls < 4 ? 'PENDING' : 'SUCCESSFUL', txIsSucces: calls >= 4 },
+            calls < 4 ? 'PAYMENT_PENDING' : 'PAYMENT_SUCCESSFUL',
+          ),
+        };
+      },
+      { env: { LIVE_POLL_MS: '100' } },
+    );
+    const response = await fetch(`${gateway.url}/graphql`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        authorization: `Bearer ${token}`,
+        'x-request-id': 'req-live-1',
+      },
+      body: JSON.stringify({
+        query: 'subscription { transactionStatus(txRef: "NT-LIVE1") { status } }',
+      }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    expect(await response.text()).toContain('SUCCESSFUL');
+    const ids = payment.requests.map((request) => request.headers['x-request-id']);
+    // The subscriber's own reads carry its id; the poller's do not.
+    expect(ids[0]).toBe('req-live-1');
+    expect(ids.length).toBeGreaterThanOrEqual(4);
+    expect(ids.at(-1)).toBeUndefined();
+    expect(ids.filter((id) => id === 'req-live-1').length).toBeLessThan(ids.length);
+  });
+});
+
 describe('a mistyped setting', () => {
   it('is named at start with the setting it resembles, never with its value', async () => {
     const run = await runToExit({
