@@ -50,40 +50,6 @@ const STARTERS = [
   'OTEL_CONFIG_FILE',
 ] as const;
 
-/**
- * Standard SDK variables the gateway's settings check knows (a variable one typo away from one of
- * these is warned about at start). The SDK reads them; the gateway does not.
- */
-export const OTEL_VARIABLES: readonly string[] = [
-  ...STARTERS,
-  'OTEL_SDK_DISABLED',
-  'OTEL_SERVICE_NAME',
-  'OTEL_RESOURCE_ATTRIBUTES',
-  'OTEL_TRACES_SAMPLER',
-  'OTEL_TRACES_SAMPLER_ARG',
-  'OTEL_PROPAGATORS',
-  'OTEL_LOG_LEVEL',
-  'OTEL_NODE_RESOURCE_DETECTORS',
-  'OTEL_EXPORTER_OTLP_HEADERS',
-  'OTEL_EXPORTER_OTLP_TRACES_HEADERS',
-  'OTEL_EXPORTER_OTLP_PROTOCOL',
-  'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL',
-  'OTEL_EXPORTER_OTLP_TIMEOUT',
-  'OTEL_EXPORTER_OTLP_TRACES_TIMEOUT',
-  'OTEL_EXPORTER_OTLP_COMPRESSION',
-  'OTEL_EXPORTER_OTLP_TRACES_COMPRESSION',
-  'OTEL_BSP_SCHEDULE_DELAY',
-  'OTEL_BSP_EXPORT_TIMEOUT',
-  'OTEL_BSP_MAX_QUEUE_SIZE',
-  'OTEL_BSP_MAX_EXPORT_BATCH_SIZE',
-  'OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT',
-  'OTEL_ATTRIBUTE_COUNT_LIMIT',
-  'OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT',
-  'OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT',
-  'OTEL_SPAN_EVENT_COUNT_LIMIT',
-  'OTEL_SPAN_LINK_COUNT_LIMIT',
-];
-
 /** Whether the environment asks for traces (see STARTERS). */
 export function tracingRequested(env: Record<string, string | undefined>): boolean {
   return STARTERS.some((name) => (env[name] ?? '').trim() !== '');

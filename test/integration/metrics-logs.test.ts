@@ -23,14 +23,20 @@ if (skipPromtool) {
   );
 }
 
-/** Opens a subscription over SSE and reads it to its end. */
-async function subscribeToEnd(url: string, token: string, txRef: string): Promise<string> {
+/** Opens a subscription to `txRef`'s status over SSE and reads the stream to its end. */
+async function subscribeToEnd(
+  url: string,
+  token: string,
+  txRef: string,
+  headers: Record<string, string> = {},
+): Promise<string> {
   const response = await fetch(`${url}/graphql`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
       accept: 'text/event-stream',
       authorization: `Bearer ${token}`,
+      ...headers,
     },
     body: JSON.stringify({
       query: 'subscription S($txRef: ID!) { transactionStatus(txRef: $txRef) { status } }',
@@ -143,20 +149,10 @@ describe('x-request-id and shared work', () => {
       },
       { env: { LIVE_POLL_MS: '100' } },
     );
-    const response = await fetch(`${gateway.url}/graphql`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'text/event-stream',
-        authorization: `Bearer ${token}`,
-        'x-request-id': 'req-live-1',
-      },
-      body: JSON.stringify({
-        query: 'subscription { transactionStatus(txRef: "NT-LIVE1") { status } }',
-      }),
-      signal: AbortSignal.timeout(10_000),
+    const stream = await subscribeToEnd(gateway.url, token, 'NT-LIVE1', {
+      'x-request-id': 'req-live-1',
     });
-    expect(await response.text()).toContain('SUCCESSFUL');
+    expect(stream).toContain('SUCCESSFUL');
     const ids = payment.requests.map((request) => request.headers['x-request-id']);
     // The subscriber's own reads carry its id; the poller's do not.
     expect(ids[0]).toBe('req-live-1');
