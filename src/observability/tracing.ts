@@ -29,7 +29,12 @@ import {
 } from '@opentelemetry/api';
 import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import { TracerProvider } from '@opentelemetry/sdk-trace';
-import { type ExecutionResult, getOperationAST, type OperationTypeNode } from 'graphql';
+import {
+  type ExecutionArgs,
+  type ExecutionResult,
+  getOperationAST,
+  type OperationTypeNode,
+} from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { RequestSummary } from './plugin.ts';
 
@@ -184,16 +189,16 @@ function hasErrors(result: unknown): boolean {
   );
 }
 
+/** What names an operation in the arguments of execute and subscribe. */
+type OperationArgs = Pick<ExecutionArgs, 'document' | 'operationName'>;
+
 /**
  * The Yoga plugin of the INTERNAL span per GraphQL operation, active while it executes (its
  * upstream calls are its children). Placed after the plugins that replace the execute function,
  * so that it wraps theirs.
  */
 export function useOperationSpans(tracing: Tracing): Plugin {
-  const open = (args: {
-    document: Parameters<typeof getOperationAST>[0];
-    operationName?: string | null | undefined;
-  }): { span: Span; ctx: Context } => {
+  const open = (args: OperationArgs): { span: Span; ctx: Context } => {
     const operation = getOperationAST(args.document, args.operationName);
     const type = operation?.operation;
     const name = operation?.name?.value;
@@ -213,13 +218,7 @@ export function useOperationSpans(tracing: Tracing): Plugin {
     span.end();
   };
   /** Runs `inside` in the span's context and ends the span when its (awaited) result is there. */
-  const around = <A, R>(
-    args: A & {
-      document: Parameters<typeof getOperationAST>[0];
-      operationName?: string | null | undefined;
-    },
-    inside: (args: A) => R,
-  ): R => {
+  const around = <A extends OperationArgs, R>(args: A, inside: (args: A) => R): R => {
     const { span, ctx } = open(args);
     let result: R;
     try {
