@@ -33,9 +33,9 @@ import { ClusterMetrics } from './observability/cluster-metrics.ts';
 import { createLogger, type Logger } from './observability/logger.ts';
 import { GatewayMetrics } from './observability/metrics.ts';
 import { type ThrottledWarn, throttledWarn } from './observability/throttled-log.ts';
-import { createTracing } from './observability/tracing.ts';
 import { type ClaimStore, MemoryClaimStore, RedisClaimStore } from './payments/claims.ts';
 import { PaymentConfirmations } from './payments/confirmation.ts';
+import type { Tracing } from './observability/tracing.ts';
 import { RedisConnection } from './redis/connection.ts';
 import { createGateway, type Gateway } from './server.ts';
 import { CallerShare } from './upstream/caller-share.ts';
@@ -43,7 +43,7 @@ import { KycClient, PaymentClient } from './upstream/clients.ts';
 import type { UpstreamObserver } from './upstream/http.ts';
 import { createKycPageHandler, type KycPageHandler } from './web/kycPage.ts';
 
-const VERSION = (
+export const VERSION = (
   JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
     version: string;
   }
@@ -67,6 +67,8 @@ export interface AppInputs {
    * payments to list in the token; and a new pending payment of the sandbox's for each token.
    */
   kycPageDemo?: KycPageDemo;
+  /** The process's OpenTelemetry tracing (main.ts starts it from the OTEL_* variables). */
+  tracing?: Tracing;
 }
 
 export interface KycPageDemo {
@@ -199,8 +201,8 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
   const { config } = inputs;
   const metrics = new GatewayMetrics();
   const logger = inputs.logger ?? createLogger(config.log);
-  // Tracing first: with it off, nothing on the hot path looks for a span.
-  const tracing = createTracing(config.tracing);
+  // With tracing off, nothing on the hot path looks for a span.
+  const { tracing } = inputs;
   const observer = upstreamObserver(metrics, logger, tracing !== undefined);
   const zone = config.upstreamTimeZone;
   const payment = new PaymentClient(inputs.payment, config.upstream, observer, zone, tracing);
@@ -304,7 +306,6 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
       await live.close();
       await Promise.allSettled([payment.close(), kyc.close(), cache.close()]);
       await redis?.close();
-      await tracing?.shutdown();
       await new Promise<void>((resolve) => logger.flush(() => resolve()));
     },
   });

@@ -5,7 +5,6 @@
  * with one line naming the variable (never its value when the variable holds a credential).
  */
 
-import type { TracingConfig } from './observability/tracing.ts';
 import { ConfigError, type Env, readSetting } from './settings.ts';
 
 export { ConfigError };
@@ -134,26 +133,8 @@ export interface UpstreamPolicyConfig {
   breakerHalfOpenMs: number;
 }
 
-/**
- * Tracing (OpenTelemetry), on when an OTLP endpoint is set. The exporter gets the URL and protocol
- * from here; the SDK reads no further variable.
- */
-function tracing(env: Env): TracingConfig | undefined {
-  const traces = readSetting(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
-  const base = readSetting(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
-  const endpoint = traces ?? (base === undefined ? undefined : `${base}/v1/traces`);
-  if (endpoint === undefined) return undefined;
-  return {
-    url: endpoint,
-    protocol: readSetting(env, 'OTEL_EXPORTER_OTLP_PROTOCOL'),
-    serviceName: readSetting(env, 'OTEL_SERVICE_NAME'),
-  };
-}
-
 /** Everything the gateway process needs, validated. */
 export interface GatewayConfig {
-  /** OpenTelemetry export, when an OTLP endpoint is set. */
-  tracing?: TracingConfig;
   host: string;
   port: number;
   production: boolean;
@@ -368,9 +349,7 @@ export function loadConfig(env: Env): GatewayConfig {
   const cacheUrl = readSetting(env, 'CACHE_URL');
   const authConfig = auth(env, production, sandbox && !production, plainHttpAllowed);
   const encryption = cacheEncryption(env);
-  const tracingConfig = tracing(env);
   return {
-    ...(tracingConfig && { tracing: tracingConfig }),
     host: readSetting(env, 'HOST'),
     port: readSetting(env, 'PORT'),
     production,

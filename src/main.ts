@@ -3,7 +3,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
-import { type KycPageDemo, startApp } from './app.ts';
+import { type KycPageDemo, startApp, VERSION } from './app.ts';
 import { ALL_SCOPES, signToken } from './auth.ts';
 import {
   type AuthConfig,
@@ -13,6 +13,8 @@ import {
   loadConfig,
   type PaymentUpstreamConfig,
 } from './config.ts';
+import { startTracing } from './observability/tracing.ts';
+import { closeToSettings } from './settings.ts';
 
 // V8's allocation-site pretenuring watches which allocation sites make objects that outlive a
 // young-generation collection, and then allocates everything those sites make directly in the
@@ -26,6 +28,10 @@ import {
 setFlagsFromString('--no-allocation-site-pretenuring');
 
 function readConfig(): GatewayConfig {
+  // A mistyped setting is otherwise silently ignored: named (never its value) before anything.
+  for (const { variable, setting } of closeToSettings(process.env)) {
+    console.warn(`Warning: ${variable} is not a setting; did you mean ${setting}?`);
+  }
   try {
     return loadConfig(process.env);
   } catch (error) {
@@ -119,9 +125,12 @@ async function main(): Promise<void> {
     );
   }
 
+  // The OpenTelemetry SDK, from the standard OTEL_* variables (when they ask for traces).
+  const tracing = await startTracing(process.env, VERSION);
   // With CACHE_URL, waits (briefly) for Redis so that the first requests share its cache.
   const gateway = await startApp({
     config,
+    ...(tracing && { tracing }),
     payment,
     kyc,
     auth,
@@ -200,7 +209,10 @@ async function main(): Promise<void> {
       clearTimeout(force);
       clearInterval(sweep);
       // Upstream pools and the cache close only after the last request used them.
-      Promise.allSettled([gateway.close(), sandbox?.close()]).then(() => process.exit(0));
+      // Spans still buffered go out last.
+      Promise.allSettled([gateway.close().then(() => tracing?.shutdown()), sandbox?.close()]).then(
+        () => process.exit(0),
+      );
     });
   };
   process.once('SIGINT', () => shutdown('SIGINT'));

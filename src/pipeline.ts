@@ -40,6 +40,7 @@ import { useAnswerFormat } from './http/answer.ts';
 import { createJsonTransport, type Enveloped } from './http/json-transport.ts';
 import { useApolloMultipartSubscriptions } from './http/multipart-subscriptions.ts';
 import { addErrorCodes, type RequestSummary, useRequestSummary } from './observability/plugin.ts';
+import { useOperationSpans } from './observability/tracing.ts';
 import type { GatewayDeps } from './server.ts';
 
 const SCHEMA_DIR = new URL('../schema/', import.meta.url);
@@ -113,6 +114,7 @@ export type PipelineDeps = Pick<
   | 'callerShare'
   | 'live'
   | 'confirmations'
+  | 'tracing'
 >;
 
 /** Yoga with its plugins, and the JSON transport over the same pipeline. */
@@ -191,6 +193,8 @@ export function createPipeline(deps: PipelineDeps) {
       useGraphQLSSE({ endpoint: SSE_STREAM_PATH }),
       useApolloMultipartSubscriptions(withContractCodes),
       useCompiledExecution(),
+      // After the plugins that replace the execute function, so that its span wraps theirs.
+      ...(deps.tracing ? [useOperationSpans(deps.tracing)] : []),
       useAnswerFormat(),
       usePrivateAnswers(),
     ],

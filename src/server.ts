@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { context, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import type { Span } from '@opentelemetry/api';
 import type { ExecutionResult } from 'graphql';
 import type { YogaInitialContext } from 'graphql-yoga';
 import { type Authenticator, NO_ACCESS, type Viewer } from './auth.ts';
@@ -23,8 +23,9 @@ import type { LiveStatusHub } from './live/hub.ts';
 import type { Logger } from './observability/logger.ts';
 import type { GatewayMetrics } from './observability/metrics.ts';
 import type { RequestSummary } from './observability/plugin.ts';
-import type { Tracing } from './observability/tracing.ts';
 import type { PaymentConfirmations } from './payments/confirmation.ts';
+import { withRequestId } from './observability/request-context.ts';
+import { endRequestSpan, type Tracing, traceRequest } from './observability/tracing.ts';
 import {
   createPipeline,
   type NodeServerContext,
@@ -224,7 +225,7 @@ function logRequest(
   const operation = metrics.operationLabel(summary.operation);
   const outcome = summary.codes.length > 0 || res.statusCode >= 400 ? 'error' : 'ok';
   metrics.graphqlRequests.inc({ operation, outcome });
-  metrics.requestDuration.observe({ operation }, seconds);
+  metrics.observeDuration(summary.operationType, seconds);
   for (const code of summary.codes) metrics.graphqlErrors.inc({ operation, code });
   logger.info(
     {
@@ -237,20 +238,7 @@ function logRequest(
     },
     'graphql request',
   );
-  if (span) {
-    if (summary.operationType) {
-      span.updateName(`graphql ${summary.operationType} ${summary.operation ?? ''}`.trim());
-    }
-    span.setAttributes({
-      'http.response.status_code': res.statusCode,
-      'graphql.operation.name': operation,
-      ...(summary.operationType && { 'graphql.operation.type': summary.operationType }),
-      'gateway.request_id': summary.id,
-      'gateway.error_codes': summary.codes,
-    });
-    if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-    span.end();
-  }
+  if (span) endRequestSpan(span, summary, res.statusCode);
 }
 
 /** The other paths: probes, metrics, the KYC page. */
@@ -348,19 +336,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const path = (req.url ?? '/').split('?', 1)[0];
     if (path === '/graphql') {
-      const { tracing } = deps;
-      if (!tracing) {
-        serveGraphQL(req, res, undefined);
-        return;
-      }
-      // A SERVER span, continuing the caller's trace; active for all the request's work.
-      const parent = tracing.extract(req.headers);
-      const span = tracing.tracer.startSpan(
-        'graphql request',
-        { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method ?? '' } },
-        parent,
-      );
-      context.with(trace.setSpan(parent, span), () => serveGraphQL(req, res, span));
+      if (deps.tracing) traceRequest(deps.tracing, req, (span) => serveGraphQL(req, res, span));
+      else serveGraphQL(req, res, undefined);
       return;
     }
     routeOthers(deps, req, res, path);
@@ -378,6 +355,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
     const started = performance.now();
     metrics.requestsInFlight.inc();
     res.once('close', () => logRequest(deps, summary, res, started, span));
+    // Upstream calls send the id on, and log lines written meanwhile carry it.
+    withRequestId(id, () => admitAndServe(req, res, summary));
+  };
+
+  /** Serves a request with its id set: admission from the headers, then a transport. */
+  const admitAndServe = (req: IncomingMessage, res: ServerResponse, summary: RequestSummary) => {
     if (servedWithoutToken(req)) {
       void yoga.handle(req, res, { req, res, summary, viewer: NO_ACCESS, caller: '' });
       return;

@@ -555,31 +555,6 @@ export const SETTINGS = {
     shownDefault: 'unset',
     description: 'Extra comma-separated pino paths to redact on top of the built-in list.',
   } satisfies Setting<string[]>,
-  OTEL_EXPORTER_OTLP_ENDPOINT: {
-    schema: httpUrl,
-    shownDefault: 'unset: no tracing',
-    description: 'OpenTelemetry traces over OTLP/HTTP, to this address + `/v1/traces`.',
-  } satisfies Setting<string>,
-  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: {
-    schema: httpUrl,
-    shownDefault: 'unset',
-    description: 'The traces address itself (wins over `OTEL_EXPORTER_OTLP_ENDPOINT`).',
-  } satisfies Setting<string>,
-  OTEL_EXPORTER_OTLP_PROTOCOL: {
-    schema: z
-      .string()
-      .refine(
-        (v): v is 'http/protobuf' | 'http/json' => v === 'http/protobuf' || v === 'http/json',
-        'must be http/protobuf or http/json (got {value})',
-      ) as z.ZodType<'http/protobuf' | 'http/json', string>,
-    default: 'http/protobuf',
-    description: '`http/json` accepted too.',
-  } satisfies Setting<'http/protobuf' | 'http/json'>,
-  OTEL_SERVICE_NAME: {
-    schema: text,
-    default: 'payment-kyc-gateway',
-    description: 'The `service.name` of the traces.',
-  } satisfies Setting<string>,
   SHUTDOWN_GRACE_MS: int(
     0,
     300_000,
@@ -668,5 +643,120 @@ export function settingsTable(): string {
     `| ${cells.map((text, column) => text.padEnd(widths[column] ?? 0)).join(' | ')} |`;
   return [line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)].join(
     '\n',
+  );
+}
+
+/**
+ * The standard OpenTelemetry variables the SDK reads for the gateway's traces (operations.md,
+ * "Tracing"): not settings of the gateway's own, but names a typo check must know.
+ */
+export const OTEL_VARIABLES: readonly string[] = [
+  'OTEL_SDK_DISABLED',
+  'OTEL_CONFIG_FILE',
+  'OTEL_SERVICE_NAME',
+  'OTEL_RESOURCE_ATTRIBUTES',
+  'OTEL_TRACES_EXPORTER',
+  'OTEL_TRACES_SAMPLER',
+  'OTEL_TRACES_SAMPLER_ARG',
+  'OTEL_PROPAGATORS',
+  'OTEL_LOG_LEVEL',
+  'OTEL_NODE_RESOURCE_DETECTORS',
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_HEADERS',
+  'OTEL_EXPORTER_OTLP_TRACES_HEADERS',
+  'OTEL_EXPORTER_OTLP_PROTOCOL',
+  'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL',
+  'OTEL_EXPORTER_OTLP_TIMEOUT',
+  'OTEL_EXPORTER_OTLP_TRACES_TIMEOUT',
+  'OTEL_EXPORTER_OTLP_COMPRESSION',
+  'OTEL_EXPORTER_OTLP_TRACES_COMPRESSION',
+  'OTEL_BSP_SCHEDULE_DELAY',
+  'OTEL_BSP_EXPORT_TIMEOUT',
+  'OTEL_BSP_MAX_QUEUE_SIZE',
+  'OTEL_BSP_MAX_EXPORT_BATCH_SIZE',
+  'OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT',
+  'OTEL_ATTRIBUTE_COUNT_LIMIT',
+  'OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT',
+  'OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT',
+  'OTEL_SPAN_EVENT_COUNT_LIMIT',
+  'OTEL_SPAN_LINK_COUNT_LIMIT',
+];
+
+/**
+ * Edit distance with adjacent transpositions (optimal string alignment), or `limit + 1` as soon
+ * as it must exceed `limit`.
+ */
+export function editDistance(a: string, b: string, limit: number): number {
+  if (Math.abs(a.length - b.length) > limit) return limit + 1;
+  let before: number[] = [];
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    let best = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let value = Math.min(
+        (previous[j] ?? 0) + 1,
+        (current[j - 1] ?? 0) + 1,
+        (previous[j - 1] ?? 0) + cost,
+      );
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        value = Math.min(value, (before[j - 2] ?? 0) + 1);
+      }
+      current[j] = value;
+      best = Math.min(best, value);
+    }
+    if (best > limit) return limit + 1;
+    before = previous;
+    previous = current;
+  }
+  return previous[b.length] ?? limit + 1;
+}
+
+/** The first word of a variable's name (`CACHE` of `CACHE_URL`, `PORT` of `PORT`). */
+const prefixOf = (name: string) => name.split('_', 1)[0] ?? name;
+
+/**
+ * Variables of the environment that are not settings but one small typo away from one
+ * (`CACHE_ULR` → `CACHE_URL`, `AUTH_JWT_SECRETS` → `AUTH_JWT_SECRET`): at most one edit (a
+ * letter added, dropped, changed, or two swapped) from a name of up to 8 letters, two from a
+ * longer one. Only names that look like ours are considered: upper case, and starting with a
+ * settings' first word (`CACHE_`, `AUTH_`, `OTEL_`…) or a swap of two letters away from a
+ * setting (`PROT`), so `PATH`, `HOME`, `HOSTNAME` or `NODE_OPTIONS` raise nothing. Names only:
+ * no value is read.
+ */
+export function closeToSettings(env: Env): Array<{ variable: string; setting: string }> {
+  const known = [...Object.keys(SETTINGS), ...OTEL_VARIABLES];
+  const names = new Set(known);
+  const prefixes = new Set(known.map(prefixOf));
+  const found: Array<{ variable: string; setting: string }> = [];
+  for (const variable of Object.keys(env)) {
+    if (names.has(variable) || !/^[A-Z][A-Z0-9_]*$/.test(variable)) continue;
+    const ours = prefixes.has(prefixOf(variable));
+    let closest: { setting: string; distance: number } | undefined;
+    for (const setting of known) {
+      const limit = ours ? (setting.length > 8 ? 2 : 1) : 1;
+      const distance = editDistance(variable, setting, limit);
+      if (distance > limit) continue;
+      // Outside our prefixes only a swap of two letters counts (PROT for PORT, not PATH).
+      if (!ours && !isSwap(variable, setting)) continue;
+      if (!closest || distance < closest.distance) closest = { setting, distance };
+    }
+    if (closest) found.push({ variable, setting: closest.setting });
+  }
+  return found;
+}
+
+/** Whether `a` is `b` with two adjacent letters swapped. */
+function isSwap(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  const at = [...a].findIndex((char, i) => char !== b[i]);
+  return (
+    at >= 0 &&
+    at + 1 < a.length &&
+    a[at] === b[at + 1] &&
+    a[at + 1] === b[at] &&
+    a.slice(at + 2) === b.slice(at + 2)
   );
 }

@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { RecordSources } from '../cache/sources.ts';
 import { BadUserInputError, type ErrorCode, GatewayError, UpstreamError } from '../errors.ts';
 import { isFinalStatus } from '../model/status.ts';
+import { outsideRequests } from '../observability/request-context.ts';
 import type { UpstreamTransaction } from '../upstream/shapes.ts';
 
 /** What a poller tells the subscribers of a txRef. */
@@ -157,7 +158,8 @@ export abstract class LiveHubBase implements LiveStatusHub {
     const inbox = new Inbox();
     this.#inboxes.add(inbox);
     observer?.subscribers(1);
-    const leave = await this.join(txRef, inbox.push);
+    // The poller this may start serves every subscriber of txRef, not this request alone.
+    const leave = await outsideRequests(() => this.join(txRef, inbox.push));
     try {
       // Read again now that events are coming: a change published between the first read and
       // joining is in the cache (pollers write it before they publish).

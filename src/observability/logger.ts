@@ -1,10 +1,12 @@
 /**
  * Structured JSON logs (pino) with redaction. Two layers: every value under a sensitive key is
  * replaced at any depth (credentials and the personal data of upstream records), and pino's
- * path redaction covers extra paths given by configuration (`LOG_REDACT_PATHS`).
+ * path redaction covers extra paths given by configuration (`LOG_REDACT_PATHS`). A line written
+ * while a request is served carries its `requestId`.
  */
 import { type DestinationStream, type Logger, pino } from 'pino';
 import type { LogConfig } from '../config.ts';
+import { currentRequestId } from './request-context.ts';
 
 export const CENSOR = '[redacted]';
 
@@ -126,6 +128,12 @@ export function createLogger(config: LogConfig, destination?: DestinationStream)
     level: config.level,
     base: { service: 'payment-kyc-gateway' },
     timestamp: isoTimeOncePerMillisecond(),
+    // The id of the request a line is written for (upstream failures, cache warnings…); a line's
+    // own `requestId` wins.
+    mixin: () => {
+      const requestId = currentRequestId();
+      return requestId === undefined ? {} : { requestId };
+    },
     ...(config.redactPaths.length > 0 && {
       redact: { paths: config.redactPaths, censor: CENSOR },
     }),

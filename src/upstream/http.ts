@@ -32,7 +32,14 @@ import {
   UpstreamTimeoutError,
   UpstreamUnavailableError,
 } from '../errors.ts';
-import { type Tracing, upstreamSpan } from '../observability/tracing.ts';
+import { currentRequestId } from '../observability/request-context.ts';
+import {
+  injectTrace,
+  type Tracing,
+  type UpstreamTarget,
+  upstreamSpan,
+  upstreamTarget,
+} from '../observability/tracing.ts';
 
 /** The final answer of one upstream read. */
 export interface HttpResult {
@@ -118,6 +125,8 @@ export class UpstreamHttp {
   readonly #policy: UpstreamPolicyConfig;
   readonly #observer: UpstreamObserver;
   readonly #tracing: Tracing | undefined;
+  /** What this upstream's CLIENT spans say of it. */
+  readonly #target: UpstreamTarget;
   readonly #breaker: CircuitBreakerPolicy;
   readonly #bulkhead: BulkheadPolicy;
   readonly #backoff: ExponentialBackoff<unknown>;
@@ -135,6 +144,7 @@ export class UpstreamHttp {
     this.#policy = options.policy;
     this.#observer = options.observer ?? {};
     this.#tracing = options.tracing;
+    this.#target = upstreamTarget(options.name, options.baseUrl);
     this.#pool = new Pool(base.origin, {
       connections: options.policy.maxConnections,
       keepAliveTimeout: 30_000,
@@ -280,12 +290,16 @@ export class UpstreamHttp {
     remainingMs: number,
     attempt: number,
   ): Promise<HttpResult> {
-    const traced = upstreamSpan(this.#tracing, this.name, attempt);
-    // The client's headers as they are, unless a trace context is added to a copy.
+    const fullPath = this.#prefix + path;
+    const traced = upstreamSpan(this.#tracing, this.#target, fullPath, attempt);
+    // The client's headers as they are, unless the request's id or a trace context is added to
+    // a copy.
+    const requestId = currentRequestId();
     let outgoing = headers;
-    if (traced.span) {
+    if (requestId !== undefined || traced.span) {
       outgoing = { ...headers };
-      this.#tracing?.inject(traced.span, outgoing);
+      if (requestId !== undefined) outgoing['x-request-id'] = requestId;
+      if (traced.span) injectTrace(traced.span, outgoing);
     }
     return new Promise<HttpResult>((resolve, reject) => {
       let settled = false;
@@ -297,7 +311,7 @@ export class UpstreamHttp {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        traced.done(answer?.status);
+        traced.done(answer?.status, error && failureType(error));
         // An answer that counts as a failure of the upstream (inside the breaker).
         if (answer && (answer.status >= 500 || answer.status === 429)) {
           reject(new FailedAnswer(answer));
@@ -341,7 +355,7 @@ export class UpstreamHttp {
         this.#pool.dispatch(
           {
             method: 'GET',
-            path: this.#prefix + path,
+            path: fullPath,
             headers: outgoing,
             headersTimeout: remainingMs,
             bodyTimeout: remainingMs,
@@ -376,6 +390,13 @@ export class UpstreamHttp {
   async close(): Promise<void> {
     await this.#pool.close();
   }
+}
+
+/** The conventions' `error.type` of a call that got no answer. */
+function failureType(error: Error): string {
+  if (isAbort(error)) return 'timeout';
+  const { code } = error as { code?: unknown };
+  return typeof code === 'string' ? code : error.name;
 }
 
 function hasCode(error: unknown, code: string): boolean {

@@ -601,23 +601,3 @@ describe('loadSandboxConfig', () => {
     }
   });
 });
-
-describe('loadConfig: tracing', () => {
-  it('is off without an OTLP endpoint, and on with one', () => {
-    expect(loadConfig({}).tracing).toBeUndefined();
-    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318/' }).tracing).toEqual({
-      url: 'http://127.0.0.1:4318/v1/traces',
-      protocol: 'http/protobuf',
-      serviceName: 'payment-kyc-gateway',
-    });
-  });
-
-  it('refuses a protocol it cannot export, naming the variable', () => {
-    expect(() =>
-      loadConfig({
-        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318',
-        OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
-      }),
-    ).toThrow(/^OTEL_EXPORTER_OTLP_PROTOCOL: /);
-  });
-});
