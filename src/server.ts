@@ -23,9 +23,9 @@ import type { LiveStatusHub } from './live/hub.ts';
 import type { Logger } from './observability/logger.ts';
 import type { GatewayMetrics } from './observability/metrics.ts';
 import type { RequestSummary } from './observability/plugin.ts';
-import type { PaymentConfirmations } from './payments/confirmation.ts';
 import { withRequestId } from './observability/request-context.ts';
 import { endRequestSpan, type Tracing, traceRequest } from './observability/tracing.ts';
+import type { PaymentConfirmations } from './payments/confirmation.ts';
 import {
   createPipeline,
   type NodeServerContext,
