@@ -1,18 +1,36 @@
 /**
  * What bench/run.ts and bench/growth.ts share: starting and stopping the processes under test
- * (pinned to a core with taskset when it exists), reading their memory and CPU from /proc, and
- * driving load with autocannon while keeping every response time (autocannon's own histograms
- * round to whole milliseconds, too coarse here).
+ * (pinned to a core with taskset when it exists, on Node 24, their standard output and error
+ * written straight to a file so that no pipe is read on the load generator's core), reading
+ * their memory and CPU from /proc, and driving load with autocannon while keeping every
+ * response time (autocannon's own histograms round to whole milliseconds, too coarse here).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  statSync,
+} from 'node:fs';
 import autocannon from 'autocannon';
 import type { GraphQLBody } from './queries.ts';
 import { STUB_CREDENTIALS } from './queries.ts';
 
 export const ROOT = new URL('../', import.meta.url).pathname;
-const NODE = process.execPath;
+/**
+ * The Node every system under test runs on: the project's pinned `node` devDependency (Node 24)
+ * when installed, else the Node running the harness.
+ */
+export const NODE = existsSync(`${ROOT}node_modules/node/bin/node`)
+  ? `${ROOT}node_modules/node/bin/node`
+  : process.execPath;
+export const NODE_VERSION = spawnSync(NODE, ['--version']).stdout?.toString().trim() ?? 'unknown';
+/** Where every started process's standard output and error go, one file per process. */
+export const LOG_DIR = `${ROOT}bench/results/logs`;
 
 /** Whether `taskset` can be run here. */
 export const HAS_TASKSET = spawnSync('taskset', ['--version']).status === 0;
@@ -28,8 +46,14 @@ export interface Started {
   name: string;
   pid: number;
   port: number;
-  /** Everything the process wrote so far (stdout and stderr). */
+  /** Everything the process wrote so far (stdout and stderr, read back from its log file). */
   output(): string;
+  /** What the process wrote from byte `offset` of its log file on. */
+  outputFrom(offset: number): string;
+  /** How many bytes the process has written to its log file so far. */
+  outputBytes(): number;
+  /** The file its stdout and stderr go to. */
+  logFile: string;
   /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process has exited. */
   stop(graceMs?: number): Promise<void>;
   /** SIGSTOP / SIGCONT: keeps an idle process (its GC threads too) off a shared core. */
@@ -71,38 +95,63 @@ export interface StartOptions {
   timeoutMs?: number;
 }
 
-/** Starts a Node process (under `taskset -c core` when possible) and waits for its port. */
+let started = 0;
+
+/** Bytes of `file` from `offset` to its end, as text. */
+function readFrom(file: string, offset: number): string {
+  const fd = openSync(file, 'r');
+  try {
+    const size = statSync(file).size;
+    if (size <= offset) return '';
+    const buffer = Buffer.allocUnsafe(size - offset);
+    const read = readSync(fd, buffer, 0, buffer.length, offset);
+    return buffer.toString('utf8', 0, read);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function fileSize(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Starts a Node process (under `taskset -c core` when possible) and waits for its port. Its
+ * stdout and stderr are a file under bench/results/logs/ (the child writes it directly; this
+ * process only reads it back when asked), so a system that logs a line per request costs the
+ * load generator's core nothing.
+ */
 export async function startNode(options: StartOptions): Promise<Started> {
   const args = [...(options.nodeFlags ?? []), options.script];
   const pinned = HAS_TASKSET && options.core !== undefined;
+  mkdirSync(LOG_DIR, { recursive: true });
+  started += 1;
+  const logFile = `${LOG_DIR}/${process.pid}-${String(started).padStart(3, '0')}-${options.name}.log`;
+  const fd = openSync(logFile, 'w');
+  const spawnOptions = {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },
+    stdio: ['ignore', fd, fd] as ['ignore', number, number],
+  };
   const child = pinned
-    ? spawn('taskset', ['-c', String(options.core), NODE, ...args], {
-        cwd: ROOT,
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      })
-    : spawn(NODE, args, {
-        cwd: ROOT,
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+    ? spawn('taskset', ['-c', String(options.core), NODE, ...args], spawnOptions)
+    : spawn(NODE, args, spawnOptions);
+  closeSync(fd);
   running.add(child);
   child.once('exit', () => running.delete(child));
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
+  const output = () => readFrom(logFile, 0);
   const until = Date.now() + (options.timeoutMs ?? 15_000);
   let port: number | undefined;
   while (port === undefined) {
-    const match = options.portPattern.exec(output);
+    const match = options.portPattern.exec(output());
     if (match?.[1]) port = Number(match[1]);
     else if (child.exitCode !== null || Date.now() > until) {
       child.kill('SIGKILL');
-      throw new Error(`${options.name} did not start; its output:\n${output}`);
+      throw new Error(`${options.name} did not start; its output (${logFile}):\n${output()}`);
     } else await sleep(20);
   }
   const pid = child.pid;
@@ -111,7 +160,10 @@ export async function startNode(options: StartOptions): Promise<Started> {
     name: options.name,
     pid,
     port,
-    output: () => output,
+    logFile,
+    output,
+    outputFrom: (offset) => readFrom(logFile, offset),
+    outputBytes: () => fileSize(logFile),
     pause: () => process.kill(pid, 'SIGSTOP'),
     resume: () => process.kill(pid, 'SIGCONT'),
     stop: async (graceMs = 15_000) => {
@@ -139,12 +191,12 @@ export interface MemoryProbe {
 
 /** Asks a process that preloads bench/gc-probe.ts for its memory after a full GC (SIGUSR2). */
 export async function probeMemory(target: Started, timeoutMs = 60_000): Promise<MemoryProbe> {
-  const seen = target.output().split('GC_PROBE ').length;
+  const from = target.outputBytes();
   process.kill(target.pid, 'SIGUSR2');
   const until = Date.now() + timeoutMs;
   for (;;) {
-    const parts = target.output().split('GC_PROBE ');
-    if (parts.length > seen) {
+    const parts = target.outputFrom(from).split('GC_PROBE ');
+    if (parts.length > 1 && parts[parts.length - 1]?.includes('\n')) {
       const line = (parts[parts.length - 1] ?? '').split('\n', 1)[0] ?? '';
       return JSON.parse(line) as MemoryProbe;
     }
