@@ -40,6 +40,14 @@ import { cpus } from 'node:os';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { SignJWT } from 'jose';
 import {
+  BARE_ENV,
+  FEATURES,
+  type Feature,
+  NOT_SWITCHABLE,
+  type PairResult,
+  share,
+} from './features.ts';
+import {
   cpuSeconds,
   GATEWAY_PORT,
   gatewayEnv,
@@ -108,8 +116,11 @@ function list<T extends string>(raw: string, allowed: readonly T[], name: string
   return values as T[];
 }
 
-const DURATION_S = setting(argv.duration, 'BENCH_DURATION_S', 6);
-const WARMUP_S = setting(argv.warmup, 'BENCH_WARMUP_S', 2);
+const FEATURE_MODE = argv.features === true;
+const DURATION_S = setting(argv.duration, 'BENCH_DURATION_S', FEATURE_MODE ? 4 : 6);
+const WARMUP_S = setting(argv.warmup, 'BENCH_WARMUP_S', FEATURE_MODE ? 1 : 2);
+/** Alternating pairs per feature and scenario in the features mode. */
+const PAIRS = setting(undefined, 'BENCH_FEATURE_PAIRS', 2);
 const CONNECTION_COUNTS = (argv.connections ?? process.env.BENCH_CONNECTIONS ?? '16,50')
   .split(',')
   .map((raw) => {
@@ -130,7 +141,7 @@ const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Bool
 const PROFILE = argv.profile === true;
 const ALLOCATIONS = argv.allocations === true;
 const SCENARIO_IDS: string[] = list(
-  argv.scenarios ?? (PROFILE ? 'S1,S3,S4' : 'S1,S2,S3,S4'),
+  argv.scenarios ?? (PROFILE || FEATURE_MODE ? 'S1,S3,S4' : 'S1,S2,S3,S4'),
   ['S1', 'S2', 'S3', 'S4'] as const,
   '--scenarios',
 );
@@ -663,6 +674,142 @@ async function allocations(stub: Started): Promise<void> {
   console.log('Per function and package: bench/results/allocation-summary.md');
 }
 
+/** A gateway of the features mode: the bare pipeline, plus `feature` when given. */
+function startFeatureGateway(stub: Started, feature: Feature | undefined): Promise<Started> {
+  return startNode({
+    name: feature === undefined ? 'gateway-bare' : `gateway+${feature.name.split(' ')[0]}`,
+    script: 'src/main.ts',
+    core: 0,
+    nodeFlags: NODE_FLAGS,
+    env: {
+      ...gatewayEnv(stub.port, {}),
+      ...BARE_ENV,
+      ...feature?.env,
+      ...(feature?.token && { AUTH_JWT_SECRET: BENCH_JWT_SECRET }),
+    },
+    portPattern: GATEWAY_PORT,
+  });
+}
+
+/**
+ * The features mode: per scenario, the bare pipeline against the bare pipeline plus each
+ * feature alone, in alternating pairs; prints each feature's share of the bare pipeline.
+ */
+async function features(stub: Started, reference: Started): Promise<void> {
+  const bearer = { authorization: `Bearer ${await token()}` };
+  const scenarios = SCENARIOS.filter((s) => SCENARIO_IDS.includes(s.id));
+  const minutes = Math.ceil(
+    (scenarios.length * (FEATURES.length * PAIRS * 2 + 1) * (WARMUP_S + DURATION_S + 1.2)) / 60,
+  );
+  console.log(
+    `bench --features: ${PAIRS} alternating pairs per feature, ${CONNECTIONS} connections, scenarios ${SCENARIO_IDS.join(', ')}; about ${minutes} minutes`,
+  );
+  const results: Array<{
+    id: string;
+    limitRps: number;
+    bareRps: number[];
+    features: Array<{ name: string; pairs: PairResult[]; share: number }>;
+  }> = [];
+  for (const scenario of scenarios) {
+    const tag = `F${scenario.id}`;
+    const referenceUrl = `http://127.0.0.1:${reference.port}${scenario.referencePath}`;
+    const bare = await startFeatureGateway(stub, undefined);
+    const bareUrl = `http://127.0.0.1:${bare.port}/graphql`;
+    await checkEquivalent(scenario, bare.name, bareUrl, referenceUrl, scenario.check(tag), {});
+    const limit = await measure(
+      reference,
+      [bare],
+      referenceUrl,
+      stub,
+      scenario.body(`${tag}R`),
+      {},
+      CONNECTIONS,
+    );
+    const row = {
+      id: scenario.id,
+      limitRps: limit.rps,
+      bareRps: [] as number[],
+      features: [] as Array<{ name: string; pairs: PairResult[]; share: number }>,
+    };
+    for (const feature of FEATURES) {
+      const variant = await startFeatureGateway(stub, feature);
+      const variantUrl = `http://127.0.0.1:${variant.port}/graphql`;
+      const headers = feature.token ? bearer : {};
+      await checkEquivalent(
+        scenario,
+        variant.name,
+        variantUrl,
+        referenceUrl,
+        scenario.check(`${tag}V`),
+        headers,
+      );
+      const pairs: PairResult[] = [];
+      for (let round = 0; round < PAIRS; round++) {
+        const run = async (target: Started) =>
+          measure(
+            target,
+            [reference, target === bare ? variant : bare],
+            target === bare ? bareUrl : variantUrl,
+            stub,
+            scenario.body(`${tag}${target.name}${round}`),
+            target === bare ? {} : headers,
+            CONNECTIONS,
+          );
+        // Alternating order: bare first in even rounds, the feature first in odd ones.
+        const first = round % 2 === 0 ? bare : variant;
+        const a = await run(first);
+        const b = await run(first === bare ? variant : bare);
+        const [bareResult, featureResult] = first === bare ? [a, b] : [b, a];
+        for (const [name, r] of [
+          [bare.name, bareResult],
+          [variant.name, featureResult],
+        ] as const) {
+          if (r.errorAnswers > 0)
+            throw new Error(`${scenario.id} ${name}: ${r.errorAnswers} error answers`);
+        }
+        pairs.push({ bareRps: bareResult.rps, featureRps: featureResult.rps });
+        row.bareRps.push(bareResult.rps);
+      }
+      await variant.stop();
+      const cost = share(pairs);
+      row.features.push({ name: feature.name, pairs, share: cost });
+      console.log(
+        `${scenario.id} ${feature.name}: ${pairs.map((p) => `${fmt(p.bareRps, 0)} → ${fmt(p.featureRps, 0)}`).join(', ')} req/s: share ${fmt(cost * 100, 1)} %`,
+      );
+    }
+    await bare.stop();
+    results.push(row);
+  }
+  const ids = results.map((r) => r.id);
+  const median = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+  };
+  const lines = [
+    `| Feature added alone to the bare pipeline | ${ids.map((id) => `${id} share`).join(' | ')} |`,
+    `| --- | ${ids.map(() => '-:').join(' | ')} |`,
+    `| bare pipeline, req/s (÷ limit) | ${results.map((r) => `${fmt(median(r.bareRps), 0)} (${fmt(median(r.bareRps) / r.limitRps)})`).join(' | ')} |`,
+  ];
+  for (const feature of FEATURES) {
+    lines.push(
+      `| ${feature.name} | ${results.map((r) => `${fmt((r.features.find((f) => f.name === feature.name)?.share ?? Number.NaN) * 100, 1)} %`).join(' | ')} |`,
+    );
+  }
+  const text = [
+    lines.join('\n'),
+    '',
+    `Share: 1 − (req/s with the feature ÷ req/s of the bare pipeline), median of ${PAIRS} alternating pairs; ${DURATION_S} s after ${WARMUP_S} s warm-up per run, ${CONNECTIONS} connections; negative: within the noise.`,
+    'Not switchable yet:',
+    ...NOT_SWITCHABLE.map((n) => `- ${n.name}: ${n.why}`),
+  ].join('\n');
+  mkdirSync(`${ROOT}bench/results`, { recursive: true });
+  writeFileSync(
+    `${ROOT}bench/results/features.json`,
+    `${JSON.stringify({ finishedAt: new Date().toISOString(), durationS: DURATION_S, warmupS: WARMUP_S, connections: CONNECTIONS, pairs: PAIRS, systemsNode: NODE_VERSION, results }, null, 2)}\n`,
+  );
+  console.log(`\n${text}\n\nWritten to bench/results/features.json`);
+}
+
 /** Starts the systems of one auth mode (the reference runs throughout). */
 async function startSystems(stub: Started, auth: Auth): Promise<Started[]> {
   const started: Started[] = [];
@@ -691,7 +838,8 @@ async function main(): Promise<void> {
   console.log(
     `bench: ${DURATION_S} s per cell after ${WARMUP_S} s warm-up, ${CONNECTION_COUNTS.join(' and ')} connections, auth ${AUTH_MODES.join(' then ')}, systems ${SYSTEMS.join(', ')}, stub latency ${LATENCY_MS} ms; systems on Node ${NODE_VERSION}; ${layout}; output of every system to ${LOG_DIR}/${NODE_FLAGS.length > 0 ? `; node flags for every system: ${NODE_FLAGS.join(' ')}` : ''}`,
   );
-  if (!PROFILE && !ALLOCATIONS) console.log(`bench: about ${Math.ceil(estimateMinutes())} minutes`);
+  if (!PROFILE && !ALLOCATIONS && !FEATURE_MODE)
+    console.log(`bench: about ${Math.ceil(estimateMinutes())} minutes`);
 
   const stub = await startNode({
     name: 'stub',
@@ -716,6 +864,11 @@ async function main(): Promise<void> {
   }
   if (ALLOCATIONS) {
     await allocations(stub);
+    await Promise.all([reference.stop(), stub.stop()]);
+    return;
+  }
+  if (FEATURE_MODE) {
+    await features(stub, reference);
     await Promise.all([reference.stop(), stub.stop()]);
     return;
   }
