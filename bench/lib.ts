@@ -345,6 +345,8 @@ export interface LoadResult {
   non2xx: number;
   errors: number;
   timeouts: number;
+  /** Answers whose body holds `"errors"` (a GraphQL error, whatever the status). */
+  graphqlErrors: number;
   /** CPU this (load generator) process used, as a share of one core. */
   loadgenCpu: number;
 }
@@ -362,6 +364,7 @@ export function load(options: LoadOptions): Promise<LoadResult> {
   const fixed = typeof body === 'function' ? undefined : JSON.stringify(body);
   let times = new Float64Array(1 << 16);
   let count = 0;
+  let graphqlErrors = 0;
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
   return new Promise((resolve, reject) => {
@@ -374,13 +377,17 @@ export function load(options: LoadOptions): Promise<LoadResult> {
         ...(options.amount !== undefined && { amount: options.amount }),
         headers,
         ...(fixed !== undefined && { body: fixed }),
-        ...(typeof body === 'function' && {
-          requests: [
-            {
+        requests: [
+          {
+            ...(typeof body === 'function' && {
               setupRequest: (request) => ({ ...request, body: JSON.stringify(body()) }),
+            }),
+            // A 200 may still carry errors (GraphQL reports a failed field there).
+            onResponse: (_status, text) => {
+              if (text.includes('"errors"')) graphqlErrors += 1;
             },
-          ],
-        }),
+          },
+        ],
         timeout: 30,
       },
       (error, result) => {
@@ -406,6 +413,7 @@ export function load(options: LoadOptions): Promise<LoadResult> {
           non2xx: result.non2xx,
           errors: result.errors,
           timeouts: result.timeouts,
+          graphqlErrors,
           loadgenCpu: (cpu.user + cpu.system) / 1e6 / elapsed,
         });
       },

@@ -219,7 +219,7 @@ interface TargetResult extends LoadResult {
   /** CPU of the process under test, as a share of one core. */
   cpu: number;
   stubCpu: number;
-  /** Answers that were not a 2xx, plus socket errors and timeouts. */
+  /** Answers that were not a 2xx or held GraphQL errors, plus socket errors and timeouts. */
   errorAnswers: number;
 }
 
@@ -291,7 +291,7 @@ async function timed(
     maxRssMB: maxRss / 1024 / 1024,
     cpu,
     stubCpu,
-    errorAnswers: result.non2xx + result.errors + result.timeouts,
+    errorAnswers: result.non2xx + result.errors + result.timeouts + result.graphqlErrors,
   };
 }
 
@@ -331,7 +331,7 @@ function warningsOf(cell: Cell): string[] {
   for (const [name, r] of Object.entries(cell.systems)) {
     if (r.errorAnswers > 0) {
       warnings.push(
-        `${name}: ${r.non2xx} non-2xx answers, ${r.errors} errors, ${r.timeouts} timeouts`,
+        `${name}: ${r.non2xx} non-2xx answers, ${r.graphqlErrors} answers with GraphQL errors, ${r.errors} socket errors, ${r.timeouts} timeouts`,
       );
     }
     const core1 = r.stubCpu + r.loadgenCpu;
