@@ -56,7 +56,11 @@ interface Context {
   upstream: Upstream;
 }
 
-const destination = pino.destination({ dest: process.env.PEER_LOG_FILE ?? 1, sync: false });
+const destination = pino.destination({
+  dest: process.env.PEER_LOG_FILE ?? 1,
+  sync: false,
+  minLength: 4096,
+});
 const logger = pino({ level: 'info' }, destination);
 const registry = new Registry();
 collectDefaultMetrics({ register: registry });

@@ -10,7 +10,7 @@
  * - undici's Pool for the upstream calls (keep-alive, 64 connections, as the gateway);
  * - Fastify's own pino logger at `info` (a line when a request comes in and one when it is
  *   answered, Fastify's default) through an asynchronous destination
- *   (`pino.destination({ dest, sync: false })`) to `PEER_LOG_FILE` (stdout when unset);
+ *   (`pino.destination({ dest, sync: false, minLength: 4096 })`, the example of pino's "Asynchronous logging" page) to `PEER_LOG_FILE` (stdout when unset);
  * - fastify-metrics: Prometheus default metrics and a request-duration histogram per route,
  *   served at `/metrics`;
  * - with `AUTH_JWT_SECRET` set: @fastify/jwt verifying the HS256 bearer token on every request
@@ -59,7 +59,7 @@ const kycUser = async (userRef: string) => {
 };
 
 const logFile = process.env.PEER_LOG_FILE;
-const destination = pino.destination({ dest: logFile ?? 1, sync: false });
+const destination = pino.destination({ dest: logFile ?? 1, sync: false, minLength: 4096 });
 
 const app = Fastify({ logger: { level: 'info', stream: destination } });
 
