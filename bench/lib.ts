@@ -247,14 +247,19 @@ export async function stubStats(stubPort: number): Promise<{ payment: number; ky
   const response = await fetch(`http://127.0.0.1:${stubPort}/__stats`);
   return (await response.json()) as { payment: number; kyc: number };
 }
-/** Waits until the stub's counters stop moving (requests still in flight have finished). */
+/**
+ * Waits until the stub's counters stop moving (requests still in flight have finished): the
+ * same for two polls 200 ms apart, so that a system slowed by a busy core is not taken for done.
+ */
 export async function settleStub(stubPort: number): Promise<{ payment: number; kyc: number }> {
   let last = await stubStats(stubPort);
-  const until = Date.now() + 5000;
+  let still = 0;
+  const until = Date.now() + 10_000;
   for (;;) {
-    await sleep(150);
+    await sleep(200);
     const now = await stubStats(stubPort);
-    if ((now.payment === last.payment && now.kyc === last.kyc) || Date.now() > until) return now;
+    still = now.payment === last.payment && now.kyc === last.kyc ? still + 1 : 0;
+    if (still >= 2 || Date.now() > until) return now;
     last = now;
   }
 }
