@@ -32,8 +32,8 @@
  * markdown tables. About 9 minutes on 2 cores.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { SignJWT } from 'jose';
 import {
+  benchToken,
   GATEWAY_PORT,
   gatewayEnv,
   HAS_TASKSET,
@@ -74,14 +74,7 @@ const BATCHES = numbers(process.env.GROWTH_BATCHES, [1, 10, 50, 100]);
 const SWEEP = numbers(process.env.GROWTH_CONNECTIONS, [1, 2, 4, 8, 16, 32, 64, 128, 256]);
 const PARTS = (process.env.GROWTH_PARTS ?? 'cache,batch,connections').split(',');
 /** The bearer token of every request (the gateway checks it, as in production). */
-const HEADERS: Record<string, string> = {
-  authorization: `Bearer ${await new SignJWT({ scope: 'transactions:read kyc:read' })
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-    .setSubject('bench-merchant')
-    .setIssuedAt()
-    .setExpirationTime('2h')
-    .sign(new TextEncoder().encode(BENCH_JWT_SECRET))}`,
-};
+const HEADERS: Record<string, string> = { authorization: `Bearer ${await benchToken()}` };
 const LOW_BOUND = numbers(process.env.GROWTH_LOW_BOUND, [10_000])[0] ?? 10_000;
 const RAISED_BOUND = Math.ceil((Math.max(...LEVELS) * 1.1) / 1000) * 1000;
 const DURATION_S = Number(process.env.GROWTH_DURATION_S ?? '3');

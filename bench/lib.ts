@@ -17,8 +17,9 @@ import {
   statSync,
 } from 'node:fs';
 import autocannon from 'autocannon';
+import { SignJWT } from 'jose';
 import type { GraphQLBody } from './queries.ts';
-import { STUB_CREDENTIALS } from './queries.ts';
+import { BENCH_JWT_SECRET, STUB_CREDENTIALS } from './queries.ts';
 
 export const ROOT = new URL('../', import.meta.url).pathname;
 /**
@@ -265,6 +266,16 @@ export async function settleStub(stubPort: number): Promise<{ payment: number; k
 }
 export async function resetStub(stubPort: number): Promise<void> {
   await fetch(`http://127.0.0.1:${stubPort}/__stats/reset`, { method: 'POST' });
+}
+
+/** The HS256 token of the auth-on runs: a service caller with both read scopes, 2 h. */
+export function benchToken(): Promise<string> {
+  return new SignJWT({ scope: 'transactions:read kyc:read' })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setSubject('bench-merchant')
+    .setIssuedAt()
+    .setExpirationTime('2h')
+    .sign(new TextEncoder().encode(BENCH_JWT_SECRET));
 }
 
 /** The environment of a gateway process against the stub. */

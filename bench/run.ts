@@ -38,7 +38,6 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
-import { SignJWT } from 'jose';
 import {
   BARE_ENV,
   FEATURES,
@@ -48,6 +47,7 @@ import {
   share,
 } from './features.ts';
 import {
+  benchToken,
   cpuSeconds,
   GATEWAY_PORT,
   gatewayEnv,
@@ -495,15 +495,6 @@ function startPeer(name: string, stub: Started, auth: Auth, extra: Extra = {}): 
   });
 }
 
-async function token(): Promise<string> {
-  return new SignJWT({ scope: 'transactions:read kyc:read' })
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-    .setSubject('bench-merchant')
-    .setIssuedAt()
-    .setExpirationTime('2h')
-    .sign(new TextEncoder().encode(BENCH_JWT_SECRET));
-}
-
 function startGateway(stub: Started, auth: Auth, extra: Extra = {}) {
   return startNode({
     name: 'gateway',
@@ -530,7 +521,7 @@ async function profile(stub: Started, reference: Started): Promise<void> {
     const name = `gateway-${scenario.id}.cpuprofile`;
     const auth = AUTH_MODES[0] ?? 'on';
     const headers: Record<string, string> =
-      auth === 'on' ? { authorization: `Bearer ${await token()}` } : {};
+      auth === 'on' ? { authorization: `Bearer ${await benchToken()}` } : {};
     const gateway = await startGateway(stub, auth, {
       nodeFlags: [
         '--cpu-prof',
@@ -604,7 +595,7 @@ async function allocations(stub: Started): Promise<void> {
   ];
   for (const auth of AUTH_MODES) {
     const headers: Record<string, string> =
-      auth === 'on' ? { authorization: `Bearer ${await token()}` } : {};
+      auth === 'on' ? { authorization: `Bearer ${await benchToken()}` } : {};
     const perSystem = new Map<string, Map<string, number>>();
     for (const name of ['gateway', ...PEERS]) {
       const extra = (id: string) => ({
@@ -696,10 +687,10 @@ function startFeatureGateway(stub: Started, feature: Feature | undefined): Promi
  * feature alone, in alternating pairs; prints each feature's share of the bare pipeline.
  */
 async function features(stub: Started, reference: Started): Promise<void> {
-  const bearer = { authorization: `Bearer ${await token()}` };
+  const bearer = { authorization: `Bearer ${await benchToken()}` };
   const scenarios = SCENARIOS.filter((s) => SCENARIO_IDS.includes(s.id));
   const minutes = Math.ceil(
-    (scenarios.length * (FEATURES.length * PAIRS * 2 + 1) * (WARMUP_S + DURATION_S + 1.2)) / 60,
+    (scenarios.length * (FEATURES.length * PAIRS * 2 + 1) * (WARMUP_S + DURATION_S + 2)) / 60,
   );
   console.log(
     `bench --features: ${PAIRS} alternating pairs per feature, ${CONNECTIONS} connections, scenarios ${SCENARIO_IDS.join(', ')}; about ${minutes} minutes`,
@@ -821,7 +812,7 @@ async function startSystems(stub: Started, auth: Auth): Promise<Started[]> {
 /** Roughly how long the tables take: every cell, warm-up and settling included. */
 function estimateMinutes(): number {
   const cells = SCENARIO_IDS.length * AUTH_MODES.length * CONNECTION_COUNTS.length * SYSTEMS.length;
-  return (cells * (WARMUP_S + DURATION_S + 1.2) + AUTH_MODES.length * 10) / 60;
+  return (cells * (WARMUP_S + DURATION_S + 2) + AUTH_MODES.length * 10) / 60;
 }
 
 async function main(): Promise<void> {
@@ -879,7 +870,7 @@ async function main(): Promise<void> {
     const systems = await startSystems(stub, auth);
     for (const system of systems) logs[`${system.name}, auth ${auth}`] = system.logFile;
     const headers: Record<string, string> =
-      auth === 'on' ? { authorization: `Bearer ${await token()}` } : {};
+      auth === 'on' ? { authorization: `Bearer ${await benchToken()}` } : {};
     const all = SYSTEMS.includes('reference') ? [...systems, reference] : systems;
     // The reference checks no token: it gets none.
     const headersOf = (target: Started) => (target === reference ? {} : headers);

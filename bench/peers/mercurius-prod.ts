@@ -7,7 +7,8 @@
  *   record (`transaction`, `kycUser`: every occurrence in a document is coalesced and
  *   deduplicated per request), a per-request deduplication for `transactions`, and
  *   mercurius-cache on the three root fields (60 s, what the stub's Cache-Control allows);
- * - undici's Pool for the upstream calls (keep-alive, 64 connections, as the gateway);
+ * - undici's Pool for the upstream calls (keep-alive, 64 connections, as the gateway;
+ *   `undiciUpstream` in common.ts, shared with the bare mercurius peer);
  * - Fastify's own pino logger at `info` (a line when a request comes in and one when it is
  *   answered, Fastify's default) through an asynchronous destination
  *   (`pino.destination({ dest, sync: false, minLength: 4096 })`, the example of pino's "Asynchronous logging" page) to `PEER_LOG_FILE` (stdout when unset);
@@ -25,38 +26,9 @@ import metricsPlugin from 'fastify-metrics';
 import mercurius from 'mercurius';
 import mercuriusCache from 'mercurius-cache';
 import pino from 'pino';
-import { Pool } from 'undici';
-import {
-  kycHeaders,
-  kycPath,
-  kycUserOf,
-  paymentHeaders,
-  paymentPath,
-  transactionOf,
-  typeDefs,
-  typeResolvers,
-  upstreamUrl,
-} from './common.ts';
+import { typeDefs, typeResolvers, undiciUpstream } from './common.ts';
 
-const pool = new Pool(upstreamUrl, { connections: 64 });
-
-async function get(path: string, headers: Record<string, string>): Promise<unknown> {
-  const response = await pool.request({ method: 'GET', path, headers });
-  const body = await response.body.json();
-  if (response.statusCode === 404) return null;
-  if (response.statusCode !== 200) throw new Error(`upstream HTTP ${response.statusCode}`);
-  return body;
-}
-
-const transaction = async (txRef: string) => {
-  const json = await get(paymentPath(txRef), paymentHeaders);
-  return json === null ? null : transactionOf(json, txRef);
-};
-
-const kycUser = async (userRef: string) => {
-  const json = await get(kycPath(userRef), kycHeaders);
-  return json === null ? null : kycUserOf(json, userRef);
-};
+const { transaction, kycUser } = undiciUpstream();
 
 const logFile = process.env.PEER_LOG_FILE;
 const destination = pino.destination({ dest: logFile ?? 1, sync: false, minLength: 4096 });
