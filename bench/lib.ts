@@ -12,8 +12,10 @@ import {
   existsSync,
   mkdirSync,
   openSync,
+  readdirSync,
   readFileSync,
   readSync,
+  rmSync,
   statSync,
 } from 'node:fs';
 import autocannon from 'autocannon';
@@ -98,6 +100,27 @@ export interface StartOptions {
 
 let started = 0;
 
+/**
+ * Removes the log files of earlier runs (those whose harness, the number their name starts
+ * with, has ended): a full run writes a few hundred MB of request lines.
+ */
+function clearOldLogs(): void {
+  if (!existsSync(LOG_DIR)) return;
+  for (const file of readdirSync(LOG_DIR)) {
+    const owner = Number(/^(\d+)-/.exec(file)?.[1]);
+    if (owner === process.pid) continue;
+    let alive = false;
+    try {
+      process.kill(owner, 0);
+      alive = true;
+    } catch (error) {
+      // ESRCH: the run that wrote it has ended; EPERM: it runs, as another user
+      alive = (error as NodeJS.ErrnoException).code === 'EPERM';
+    }
+    if (!alive) rmSync(`${LOG_DIR}/${file}`, { force: true });
+  }
+}
+
 /** Bytes of `file` from `offset` to its end, as text. */
 function readFrom(file: string, offset: number): string {
   const fd = openSync(file, 'r');
@@ -129,6 +152,7 @@ function fileSize(file: string): number {
 export async function startNode(options: StartOptions): Promise<Started> {
   const args = [...(options.nodeFlags ?? []), options.script];
   const pinned = HAS_TASKSET && options.core !== undefined;
+  if (started === 0) clearOldLogs();
   mkdirSync(LOG_DIR, { recursive: true });
   started += 1;
   const logFile = `${LOG_DIR}/${process.pid}-${String(started).padStart(3, '0')}-${options.name}.log`;
