@@ -173,42 +173,44 @@ interface Scenario {
 
 let sequence = 0;
 const next = () => (sequence += 1);
+/** A tag as a reference may hold it (letters and digits: `NT-` refs allow nothing else). */
+const clean = (tag: string) => tag.replace(/[^A-Za-z0-9]/g, '');
 
 const SCENARIOS: Scenario[] = [
   {
     id: 'S1',
     title: '`transaction`, a new txRef per request (cache miss, 1 upstream call)',
     expectedCalls: 1,
-    body: (tag) => () => transactionBody(`NT-GEN${tag}${next()}`),
-    check: (tag) => transactionBody(`NT-GENCHECK${tag}`),
+    body: (raw) => () => transactionBody(`NT-GEN${clean(raw)}${next()}`),
+    check: (raw) => transactionBody(`NT-GENCHECK${clean(raw)}`),
     referencePath: '/graphql',
   },
   {
     id: 'S2',
     title: '`transaction`, the same final txRef every time (cache hit)',
     expectedCalls: 0,
-    body: (tag) => transactionBody(`NT-GENHOT${tag}`),
-    check: (tag) => transactionBody(`NT-GENHOT${tag}`),
+    body: (raw) => transactionBody(`NT-GENHOT${clean(raw)}`),
+    check: (raw) => transactionBody(`NT-GENHOT${clean(raw)}`),
     referencePath: '/graphql/precomputed',
   },
   {
     id: 'S3',
     title: '`transactions` with 20 new txRefs per request (20 upstream calls)',
     expectedCalls: 20,
-    body: (tag) => () => {
+    body: (raw) => () => {
       const n = next();
-      return transactionsBody(Array.from({ length: 20 }, (_, i) => `NT-GEN${tag}${n}x${i}`));
+      return transactionsBody(Array.from({ length: 20 }, (_, i) => `NT-GEN${clean(raw)}${n}x${i}`));
     },
-    check: (tag) =>
-      transactionsBody(Array.from({ length: 20 }, (_, i) => `NT-GENCHECK${tag}x${i}`)),
+    check: (raw) =>
+      transactionsBody(Array.from({ length: 20 }, (_, i) => `NT-GENCHECK${clean(raw)}x${i}`)),
     referencePath: '/graphql',
   },
   {
     id: 'S4',
     title: '`kycUser`, 3 levels × 3 checks, a new user per request (1 upstream call)',
     expectedCalls: 1,
-    body: (tag) => () => kycUserBody(`usr_bench_${tag}${next()}`),
-    check: (tag) => kycUserBody(`usr_check_${tag}`),
+    body: (raw) => () => kycUserBody(`usrbench${clean(raw)}${next()}`),
+    check: (raw) => kycUserBody(`usrcheck${clean(raw)}`),
     referencePath: '/graphql',
   },
 ];
@@ -755,8 +757,11 @@ async function features(stub: Started, reference: Started): Promise<void> {
           [bare.name, bareResult],
           [variant.name, featureResult],
         ] as const) {
-          if (r.errorAnswers > 0)
-            throw new Error(`${scenario.id} ${name}: ${r.errorAnswers} error answers`);
+          if (r.errorAnswers > 0) {
+            throw new Error(
+              `${scenario.id} ${name}: ${r.non2xx} non-2xx answers, ${r.graphqlErrors} with GraphQL errors, ${r.errors} socket errors, ${r.timeouts} timeouts (log: ${name === bare.name ? bare.logFile : variant.logFile})`,
+            );
+          }
         }
         pairs.push({ bareRps: bareResult.rps, featureRps: featureResult.rps });
         row.bareRps.push(bareResult.rps);
@@ -789,7 +794,7 @@ async function features(stub: Started, reference: Started): Promise<void> {
   const text = [
     lines.join('\n'),
     '',
-    `Share: 1 − (req/s with the feature ÷ req/s of the bare pipeline), median of ${PAIRS} alternating pairs; ${DURATION_S} s after ${WARMUP_S} s warm-up per run, ${CONNECTIONS} connections; negative: within the noise.`,
+    `Share: 1 − (req/s with the feature ÷ req/s of the bare pipeline), median of ${PAIRS} alternating pairs; ${DURATION_S} s after ${WARMUP_S} s warm-up per run, ${CONNECTIONS} connections; a negative share means the noise between the pair was larger than the feature's cost.`,
     'Not switchable yet:',
     ...NOT_SWITCHABLE.map((n) => `- ${n.name}: ${n.why}`),
   ].join('\n');
