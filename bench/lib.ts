@@ -1,18 +1,39 @@
 /**
  * What bench/run.ts and bench/growth.ts share: starting and stopping the processes under test
- * (pinned to a core with taskset when it exists), reading their memory and CPU from /proc, and
- * driving load with autocannon while keeping every response time (autocannon's own histograms
- * round to whole milliseconds, too coarse here).
+ * (pinned to a core with taskset when it exists, on Node 24, their standard output and error
+ * written straight to a file so that no pipe is read on the load generator's core), reading
+ * their memory and CPU from /proc, and driving load with autocannon while keeping every
+ * response time (autocannon's own histograms round to whole milliseconds, too coarse here).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import autocannon from 'autocannon';
+import { SignJWT } from 'jose';
 import type { GraphQLBody } from './queries.ts';
-import { STUB_CREDENTIALS } from './queries.ts';
+import { BENCH_JWT_SECRET, STUB_CREDENTIALS } from './queries.ts';
 
 export const ROOT = new URL('../', import.meta.url).pathname;
-const NODE = process.execPath;
+/**
+ * The Node every system under test runs on: the project's pinned `node` devDependency (Node 24)
+ * when installed, else the Node running the harness.
+ */
+export const NODE = existsSync(`${ROOT}node_modules/node/bin/node`)
+  ? `${ROOT}node_modules/node/bin/node`
+  : process.execPath;
+export const NODE_VERSION = spawnSync(NODE, ['--version']).stdout?.toString().trim() ?? 'unknown';
+/** Where every started process's standard output and error go, one file per process. */
+export const LOG_DIR = `${ROOT}bench/results/logs`;
 
 /** Whether `taskset` can be run here. */
 export const HAS_TASKSET = spawnSync('taskset', ['--version']).status === 0;
@@ -28,8 +49,14 @@ export interface Started {
   name: string;
   pid: number;
   port: number;
-  /** Everything the process wrote so far (stdout and stderr). */
+  /** Everything the process wrote so far (stdout and stderr, read back from its log file). */
   output(): string;
+  /** What the process wrote from byte `offset` of its log file on. */
+  outputFrom(offset: number): string;
+  /** How many bytes the process has written to its log file so far. */
+  outputBytes(): number;
+  /** The file its stdout and stderr go to. */
+  logFile: string;
   /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process has exited. */
   stop(graceMs?: number): Promise<void>;
   /** SIGSTOP / SIGCONT: keeps an idle process (its GC threads too) off a shared core. */
@@ -71,38 +98,85 @@ export interface StartOptions {
   timeoutMs?: number;
 }
 
-/** Starts a Node process (under `taskset -c core` when possible) and waits for its port. */
+let started = 0;
+
+/**
+ * Removes the log files of earlier runs (those whose harness, the number their name starts
+ * with, has ended): a full run writes a few hundred MB of request lines.
+ */
+function clearOldLogs(): void {
+  if (!existsSync(LOG_DIR)) return;
+  for (const file of readdirSync(LOG_DIR)) {
+    const owner = Number(/^(\d+)-/.exec(file)?.[1]);
+    if (owner === process.pid) continue;
+    let alive = false;
+    try {
+      process.kill(owner, 0);
+      alive = true;
+    } catch (error) {
+      // ESRCH: the run that wrote it has ended; EPERM: it runs, as another user
+      alive = (error as NodeJS.ErrnoException).code === 'EPERM';
+    }
+    if (!alive) rmSync(`${LOG_DIR}/${file}`, { force: true });
+  }
+}
+
+/** Bytes of `file` from `offset` to its end, as text. */
+function readFrom(file: string, offset: number): string {
+  const fd = openSync(file, 'r');
+  try {
+    const size = statSync(file).size;
+    if (size <= offset) return '';
+    const buffer = Buffer.allocUnsafe(size - offset);
+    const read = readSync(fd, buffer, 0, buffer.length, offset);
+    return buffer.toString('utf8', 0, read);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function fileSize(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Starts a Node process (under `taskset -c core` when possible) and waits for its port. Its
+ * stdout and stderr are a file under bench/results/logs/ (the child writes it directly; this
+ * process only reads it back when asked), so a system that logs a line per request costs the
+ * load generator's core nothing.
+ */
 export async function startNode(options: StartOptions): Promise<Started> {
   const args = [...(options.nodeFlags ?? []), options.script];
   const pinned = HAS_TASKSET && options.core !== undefined;
+  if (started === 0) clearOldLogs();
+  mkdirSync(LOG_DIR, { recursive: true });
+  started += 1;
+  const logFile = `${LOG_DIR}/${process.pid}-${String(started).padStart(3, '0')}-${options.name}.log`;
+  const fd = openSync(logFile, 'w');
+  const spawnOptions = {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },
+    stdio: ['ignore', fd, fd] as ['ignore', number, number],
+  };
   const child = pinned
-    ? spawn('taskset', ['-c', String(options.core), NODE, ...args], {
-        cwd: ROOT,
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      })
-    : spawn(NODE, args, {
-        cwd: ROOT,
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+    ? spawn('taskset', ['-c', String(options.core), NODE, ...args], spawnOptions)
+    : spawn(NODE, args, spawnOptions);
+  closeSync(fd);
   running.add(child);
   child.once('exit', () => running.delete(child));
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
+  const output = () => readFrom(logFile, 0);
   const until = Date.now() + (options.timeoutMs ?? 15_000);
   let port: number | undefined;
   while (port === undefined) {
-    const match = options.portPattern.exec(output);
+    const match = options.portPattern.exec(output());
     if (match?.[1]) port = Number(match[1]);
     else if (child.exitCode !== null || Date.now() > until) {
       child.kill('SIGKILL');
-      throw new Error(`${options.name} did not start; its output:\n${output}`);
+      throw new Error(`${options.name} did not start; its output (${logFile}):\n${output()}`);
     } else await sleep(20);
   }
   const pid = child.pid;
@@ -111,7 +185,10 @@ export async function startNode(options: StartOptions): Promise<Started> {
     name: options.name,
     pid,
     port,
-    output: () => output,
+    logFile,
+    output,
+    outputFrom: (offset) => readFrom(logFile, offset),
+    outputBytes: () => fileSize(logFile),
     pause: () => process.kill(pid, 'SIGSTOP'),
     resume: () => process.kill(pid, 'SIGCONT'),
     stop: async (graceMs = 15_000) => {
@@ -139,12 +216,12 @@ export interface MemoryProbe {
 
 /** Asks a process that preloads bench/gc-probe.ts for its memory after a full GC (SIGUSR2). */
 export async function probeMemory(target: Started, timeoutMs = 60_000): Promise<MemoryProbe> {
-  const seen = target.output().split('GC_PROBE ').length;
+  const from = target.outputBytes();
   process.kill(target.pid, 'SIGUSR2');
   const until = Date.now() + timeoutMs;
   for (;;) {
-    const parts = target.output().split('GC_PROBE ');
-    if (parts.length > seen) {
+    const parts = target.outputFrom(from).split('GC_PROBE ');
+    if (parts.length > 1 && parts[parts.length - 1]?.includes('\n')) {
       const line = (parts[parts.length - 1] ?? '').split('\n', 1)[0] ?? '';
       return JSON.parse(line) as MemoryProbe;
     }
@@ -195,19 +272,34 @@ export async function stubStats(stubPort: number): Promise<{ payment: number; ky
   const response = await fetch(`http://127.0.0.1:${stubPort}/__stats`);
   return (await response.json()) as { payment: number; kyc: number };
 }
-/** Waits until the stub's counters stop moving (requests still in flight have finished). */
+/**
+ * Waits until the stub's counters stop moving (requests still in flight have finished): the
+ * same for two polls 200 ms apart, so that a system slowed by a busy core is not taken for done.
+ */
 export async function settleStub(stubPort: number): Promise<{ payment: number; kyc: number }> {
   let last = await stubStats(stubPort);
-  const until = Date.now() + 5000;
+  let still = 0;
+  const until = Date.now() + 10_000;
   for (;;) {
-    await sleep(150);
+    await sleep(200);
     const now = await stubStats(stubPort);
-    if ((now.payment === last.payment && now.kyc === last.kyc) || Date.now() > until) return now;
+    still = now.payment === last.payment && now.kyc === last.kyc ? still + 1 : 0;
+    if (still >= 2 || Date.now() > until) return now;
     last = now;
   }
 }
 export async function resetStub(stubPort: number): Promise<void> {
   await fetch(`http://127.0.0.1:${stubPort}/__stats/reset`, { method: 'POST' });
+}
+
+/** The HS256 token of the auth-on runs: a service caller with both read scopes, 2 h. */
+export function benchToken(): Promise<string> {
+  return new SignJWT({ scope: 'transactions:read kyc:read' })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setSubject('bench-merchant')
+    .setIssuedAt()
+    .setExpirationTime('2h')
+    .sign(new TextEncoder().encode(BENCH_JWT_SECRET));
 }
 
 /** The environment of a gateway process against the stub. */
@@ -293,6 +385,8 @@ export interface LoadResult {
   non2xx: number;
   errors: number;
   timeouts: number;
+  /** Answers whose body holds `"errors"` (a GraphQL error, whatever the status). */
+  graphqlErrors: number;
   /** CPU this (load generator) process used, as a share of one core. */
   loadgenCpu: number;
 }
@@ -310,6 +404,7 @@ export function load(options: LoadOptions): Promise<LoadResult> {
   const fixed = typeof body === 'function' ? undefined : JSON.stringify(body);
   let times = new Float64Array(1 << 16);
   let count = 0;
+  let graphqlErrors = 0;
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
   return new Promise((resolve, reject) => {
@@ -322,13 +417,17 @@ export function load(options: LoadOptions): Promise<LoadResult> {
         ...(options.amount !== undefined && { amount: options.amount }),
         headers,
         ...(fixed !== undefined && { body: fixed }),
-        ...(typeof body === 'function' && {
-          requests: [
-            {
+        requests: [
+          {
+            ...(typeof body === 'function' && {
               setupRequest: (request) => ({ ...request, body: JSON.stringify(body()) }),
+            }),
+            // A 200 may still carry errors (GraphQL reports a failed field there).
+            onResponse: (_status, text) => {
+              if (text.includes('"errors"')) graphqlErrors += 1;
             },
-          ],
-        }),
+          },
+        ],
         timeout: 30,
       },
       (error, result) => {
@@ -354,6 +453,7 @@ export function load(options: LoadOptions): Promise<LoadResult> {
           non2xx: result.non2xx,
           errors: result.errors,
           timeouts: result.timeouts,
+          graphqlErrors,
           loadgenCpu: (cpu.user + cpu.system) / 1e6 / elapsed,
         });
       },

@@ -1,38 +1,62 @@
 /**
- * `npm run bench`: the gateway against a bare reference server (bench/reference.ts) on the same
- * core, over the same fast upstream stub (bench/upstream-stub.ts), scenario by scenario, with
- * authentication off and then on. Writes bench/results/latest.json and prints markdown tables.
+ * `npm run bench`: the gateway beside the servers its users would pick instead, set up as those
+ * users deploy them for production (bench/peers/: "mercurius-prod" = Fastify 5 + mercurius 16
+ * with JIT, loaders, mercurius-cache, pino at info to a file through an asynchronous
+ * destination, fastify-metrics and @fastify/jwt with its verifier cache; Apollo Server 5 with a
+ * log line, a histogram and a cached JWT check), and beside the bare `node:http` limit
+ * (bench/reference.ts), over the same fast upstream stub (bench/upstream-stub.ts), scenario by
+ * scenario, with authentication on (the headline) and off, at 16 and 50 connections. Writes
+ * bench/results/latest.json and prints markdown tables; docs/performance.md says how to read
+ * them. About 13 minutes with the defaults on a 2-core machine.
  *
- * Layout on a 2-core machine: the gateway and the reference on core 0 (one at a time under
- * load), the stub and this load generator on core 1 (taskset; unpinned when taskset is missing,
- * which the output says).
+ * Layout on a 2-core machine: every system under test on core 0 (one at a time under load, the
+ * others paused with SIGSTOP), the stub and this load generator on core 1 (taskset; unpinned
+ * when taskset is missing, which the output says). Every system runs on the project's Node 24
+ * (the `node` devDependency) with its stdout and stderr written to a file of its own under
+ * bench/results/logs/ (never a pipe read on the load generator's core). The gateway runs with
+ * NODE_ENV=production (auth off: development, since production refuses AUTH_DISABLED), logs at
+ * info, metrics on (always), rate limits off, tracing off, GraphiQL and introspection off.
  *
  * Settings (argv wins over environment):
- *   --duration S     BENCH_DURATION_S      measured seconds per run (default 10)
- *   --warmup S       BENCH_WARMUP_S        warm-up seconds before each run (default 2)
- *   --connections N  BENCH_CONNECTIONS     concurrent connections (default 50)
- *   --latency MS     BENCH_UPSTREAM_LATENCY_MS  fixed stub latency (default 0)
- *   --scenarios S1,S2,S3,S4   --auth off,on
- *   --profile        instead of the table: profile the gateway (node --cpu-prof) in the chosen
- *                    scenarios (default S1,S2), auth off, and print the top functions.
- *   --allocations    instead of the table: bytes allocated per request by the gateway and each
- *                    peer (V8's sampling heap profiler, bench/alloc-probe.ts) over a fixed number
- *                    of requests per scenario, auth on by default. Unlike req/s, this does not
- *                    move with the machine's load, so it can compare changes on a noisy machine.
+ *   --duration S       BENCH_DURATION_S      measured seconds per cell (default 6)
+ *   --warmup S         BENCH_WARMUP_S        warm-up seconds before each cell (default 2)
+ *   --connections N,M  BENCH_CONNECTIONS     connection counts (default 16,50)
+ *   --latency MS       BENCH_UPSTREAM_LATENCY_MS  fixed stub latency (default 0)
+ *   --scenarios S1,S2,S3,S4   --auth on,off
+ *   --systems gateway,reference,mercurius-prod,apollo   (also `mercurius`: the bare peer of
+ *                      earlier rounds, jose without cache, no log, no metrics)
+ *   --profile          instead of the tables: profile the gateway (node --cpu-prof) in the
+ *                      chosen scenarios (default S1,S3,S4), auth on, and print the top functions.
+ *   --allocations      instead of the tables: bytes allocated per request by the gateway and each
+ *                      peer (V8's sampling heap profiler, bench/alloc-probe.ts) over a fixed number
+ *                      of requests per scenario, auth on by default. Unlike req/s, this does not
+ *                      move with the machine's load, so it can compare changes on a noisy machine.
+ *   --features         instead of the tables: the gateway's bare pipeline, then each production
+ *                      feature added alone, in alternating pairs (bench/features.ts).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
-import { SignJWT } from 'jose';
 import {
+  BARE_ENV,
+  FEATURES,
+  type Feature,
+  NOT_SWITCHABLE,
+  type PairResult,
+  share,
+} from './features.ts';
+import {
+  benchToken,
   cpuSeconds,
   GATEWAY_PORT,
   gatewayEnv,
   HAS_TASKSET,
   JSON_PORT,
+  LOG_DIR,
   type LoadResult,
   load,
+  NODE_VERSION,
   pinSelf,
   post,
   ROOT,
@@ -69,6 +93,7 @@ const { values: argv } = parseArgs({
     auth: { type: 'string' },
     profile: { type: 'boolean', default: false },
     allocations: { type: 'boolean', default: false },
+    features: { type: 'boolean', default: false },
     systems: { type: 'string' },
   },
 });
@@ -81,9 +106,31 @@ function setting(flag: string | undefined, env: string, fallback: number): numbe
   return value;
 }
 
-const DURATION_S = setting(argv.duration, 'BENCH_DURATION_S', 10);
-const WARMUP_S = setting(argv.warmup, 'BENCH_WARMUP_S', 2);
-const CONNECTIONS = setting(argv.connections, 'BENCH_CONNECTIONS', 50);
+function list<T extends string>(raw: string, allowed: readonly T[], name: string): T[] {
+  const values = raw.split(',').map((v) => v.trim());
+  for (const value of values) {
+    if (!(allowed as readonly string[]).includes(value)) {
+      throw new Error(`${name}: ${value} is not one of ${allowed.join(', ')}`);
+    }
+  }
+  return values as T[];
+}
+
+const FEATURE_MODE = argv.features === true;
+const DURATION_S = setting(argv.duration, 'BENCH_DURATION_S', FEATURE_MODE ? 4 : 6);
+const WARMUP_S = setting(argv.warmup, 'BENCH_WARMUP_S', FEATURE_MODE ? 1 : 2);
+/** Alternating pairs per feature and scenario in the features mode. */
+const PAIRS = setting(undefined, 'BENCH_FEATURE_PAIRS', 2);
+const CONNECTION_COUNTS = (argv.connections ?? process.env.BENCH_CONNECTIONS ?? '16,50')
+  .split(',')
+  .map((raw) => {
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < 1)
+      throw new Error('connections must be whole numbers ≥ 1');
+    return value;
+  });
+/** The connection count of the profiler and allocation modes (the first one asked). */
+const CONNECTIONS = CONNECTION_COUNTS[0] ?? 16;
 const LATENCY_MS = setting(argv.latency, 'BENCH_UPSTREAM_LATENCY_MS', 0);
 /**
  * Node flags added to every system under test (gateway, peers, reference), e.g.
@@ -93,20 +140,23 @@ const LATENCY_MS = setting(argv.latency, 'BENCH_UPSTREAM_LATENCY_MS', 0);
 const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
 const PROFILE = argv.profile === true;
 const ALLOCATIONS = argv.allocations === true;
-const SCENARIO_IDS = (argv.scenarios ?? (PROFILE ? 'S1,S2' : 'S1,S2,S3,S4')).split(',');
-const AUTH_MODES = (argv.auth ?? (PROFILE ? 'off' : ALLOCATIONS ? 'on' : 'off,on')).split(',') as (
-  | 'off'
-  | 'on'
-)[];
-/** The peers a user would pick instead (bench/peers/), measured beside the gateway. */
-const PEERS = ['mercurius', 'apollo'].filter((peer) =>
-  (argv.systems ?? 'gateway,reference,mercurius,apollo').split(',').includes(peer),
+const SCENARIO_IDS: string[] = list(
+  argv.scenarios ?? (PROFILE || FEATURE_MODE ? 'S1,S3,S4' : 'S1,S2,S3,S4'),
+  ['S1', 'S2', 'S3', 'S4'] as const,
+  '--scenarios',
 );
-
-/** The issue's targets (auth off; with auth on, within 10 %). */
-const RATIO_TARGETS: Record<string, number> = { S1: 0.6, S2: 0.35, S3: 0.7, S4: 0.75 };
-const RSS_LIMIT_BYTES = 150 * 1024 * 1024;
-const AUTH_ON_SLACK = 0.1;
+const AUTH_MODES = list(argv.auth ?? 'on,off', ['on', 'off'] as const, '--auth');
+type Auth = (typeof AUTH_MODES)[number];
+const ALL_PEERS = ['mercurius-prod', 'apollo', 'mercurius'] as const;
+const SYSTEMS = list(
+  argv.systems ?? 'gateway,reference,mercurius-prod,apollo',
+  ['gateway', 'reference', ...ALL_PEERS] as const,
+  '--systems',
+);
+/** The peers a user would pick instead (bench/peers/), measured beside the gateway. */
+const PEERS = ALL_PEERS.filter((peer) => SYSTEMS.includes(peer));
+/** The peer of the headline ratio. */
+const MAIN_PEER = 'mercurius-prod';
 
 interface Scenario {
   id: string;
@@ -123,42 +173,44 @@ interface Scenario {
 
 let sequence = 0;
 const next = () => (sequence += 1);
+/** A tag as a reference may hold it (letters and digits: `NT-` refs allow nothing else). */
+const clean = (tag: string) => tag.replace(/[^A-Za-z0-9]/g, '');
 
 const SCENARIOS: Scenario[] = [
   {
     id: 'S1',
     title: '`transaction`, a new txRef per request (cache miss, 1 upstream call)',
     expectedCalls: 1,
-    body: (tag) => () => transactionBody(`NT-GEN${tag}${next()}`),
-    check: (tag) => transactionBody(`NT-GENCHECK${tag}`),
+    body: (raw) => () => transactionBody(`NT-GEN${clean(raw)}${next()}`),
+    check: (raw) => transactionBody(`NT-GENCHECK${clean(raw)}`),
     referencePath: '/graphql',
   },
   {
     id: 'S2',
     title: '`transaction`, the same final txRef every time (cache hit)',
     expectedCalls: 0,
-    body: (tag) => transactionBody(`NT-GENHOT${tag}`),
-    check: (tag) => transactionBody(`NT-GENHOT${tag}`),
+    body: (raw) => transactionBody(`NT-GENHOT${clean(raw)}`),
+    check: (raw) => transactionBody(`NT-GENHOT${clean(raw)}`),
     referencePath: '/graphql/precomputed',
   },
   {
     id: 'S3',
     title: '`transactions` with 20 new txRefs per request (20 upstream calls)',
     expectedCalls: 20,
-    body: (tag) => () => {
+    body: (raw) => () => {
       const n = next();
-      return transactionsBody(Array.from({ length: 20 }, (_, i) => `NT-GEN${tag}${n}x${i}`));
+      return transactionsBody(Array.from({ length: 20 }, (_, i) => `NT-GEN${clean(raw)}${n}x${i}`));
     },
-    check: (tag) =>
-      transactionsBody(Array.from({ length: 20 }, (_, i) => `NT-GENCHECK${tag}x${i}`)),
+    check: (raw) =>
+      transactionsBody(Array.from({ length: 20 }, (_, i) => `NT-GENCHECK${clean(raw)}x${i}`)),
     referencePath: '/graphql',
   },
   {
     id: 'S4',
     title: '`kycUser`, 3 levels × 3 checks, a new user per request (1 upstream call)',
     expectedCalls: 1,
-    body: (tag) => () => kycUserBody(`usr_bench_${tag}${next()}`),
-    check: (tag) => kycUserBody(`usr_check_${tag}`),
+    body: (raw) => () => kycUserBody(`usrbench${clean(raw)}${next()}`),
+    check: (raw) => kycUserBody(`usrcheck${clean(raw)}`),
     referencePath: '/graphql',
   },
 ];
@@ -169,28 +221,30 @@ interface TargetResult extends LoadResult {
   /** CPU of the process under test, as a share of one core. */
   cpu: number;
   stubCpu: number;
+  /** Answers that were not a 2xx or held GraphQL errors, plus socket errors and timeouts. */
+  errorAnswers: number;
 }
 
-interface ScenarioResult {
+/** One scenario at one connection count, every system. */
+interface Cell {
   id: string;
   title: string;
-  gateway: TargetResult;
-  reference: TargetResult;
-  /** The peers' results, by name. */
-  peers: Record<string, TargetResult>;
-  ratio: number;
-  p99BoundMs: number;
-  targets: {
-    ratio: { target: number; met: boolean };
-    p99: { boundMs: number; met: boolean };
-    rss: { limitMB: number; met: boolean };
-  };
+  expectedCalls: number;
+  /** Results by system name (gateway, reference, peers). */
+  systems: Record<string, TargetResult>;
   warnings: string[];
 }
 
+interface Run {
+  auth: Auth;
+  connections: number;
+  cells: Cell[];
+}
+
 /**
- * Warm-up, then a timed run against `target`. `idle` (the other process on core 0) is paused
- * meanwhile, so that its leftover work (a major GC after its own run, say) cannot steal the core.
+ * Warm-up, then a timed run against `target`. `idle` (the other systems on core 0) are paused
+ * meanwhile, so that their leftover work (a major GC after their own run, say) cannot steal the
+ * core.
  */
 async function measure(
   target: Started,
@@ -199,10 +253,11 @@ async function measure(
   stub: Started,
   body: GraphQLBody | (() => GraphQLBody),
   headers: Record<string, string>,
+  connections: number,
 ): Promise<TargetResult> {
   for (const other of idle) other.pause();
   try {
-    return await timed(target, url, stub, body, headers);
+    return await timed(target, url, stub, body, headers, connections);
   } finally {
     for (const other of idle) other.resume();
   }
@@ -214,9 +269,10 @@ async function timed(
   stub: Started,
   body: GraphQLBody | (() => GraphQLBody),
   headers: Record<string, string>,
+  connections: number,
 ): Promise<TargetResult> {
   if (WARMUP_S > 0) {
-    await load({ url, connections: CONNECTIONS, durationS: WARMUP_S, headers, body });
+    await load({ url, connections, durationS: WARMUP_S, headers, body });
   }
   await settleStub(stub.port);
   await resetStub(stub.port);
@@ -224,13 +280,7 @@ async function timed(
   const stubCpu0 = cpuSeconds(stub.pid);
   const t0 = performance.now();
   const rss = sampleRss(target.pid);
-  const result = await load({
-    url,
-    connections: CONNECTIONS,
-    durationS: DURATION_S,
-    headers,
-    body,
-  });
+  const result = await load({ url, connections, durationS: DURATION_S, headers, body });
   const maxRss = rss.stop();
   const elapsed = (performance.now() - t0) / 1000;
   const cpu = (cpuSeconds(target.pid) - cpu0) / elapsed;
@@ -243,31 +293,33 @@ async function timed(
     maxRssMB: maxRss / 1024 / 1024,
     cpu,
     stubCpu,
+    errorAnswers: result.non2xx + result.errors + result.timeouts + result.graphqlErrors,
   };
 }
 
-/** One request to both; the gateway's data must deep-equal the reference's. */
+/** One request to both; `name`'s data must deep-equal the reference's and hold records. */
 async function checkEquivalent(
   scenario: Scenario,
-  gatewayUrl: string,
+  name: string,
+  url: string,
   referenceUrl: string,
   body: GraphQLBody,
   headers: Record<string, string>,
 ): Promise<void> {
-  const [fromGateway, fromReference] = await Promise.all([
-    post(gatewayUrl, body, headers),
-    post(referenceUrl, body, headers),
+  const [fromSystem, fromReference] = await Promise.all([
+    post(url, body, headers),
+    post(referenceUrl, body, {}),
   ]);
-  if (fromGateway.errors !== undefined || !isDeepStrictEqual(fromGateway, fromReference)) {
+  if (fromSystem.errors !== undefined || !isDeepStrictEqual(fromSystem, fromReference)) {
     throw new Error(
-      `${scenario.id}: the gateway's answer differs from the reference's.\n` +
-        `gateway:   ${JSON.stringify(fromGateway)}\nreference: ${JSON.stringify(fromReference)}`,
+      `${scenario.id}: ${name}'s answer differs from the reference's.\n` +
+        `${name}: ${JSON.stringify(fromSystem)}\nreference: ${JSON.stringify(fromReference)}`,
     );
   }
   // A null record would mean the stub did not answer: no equivalent work would be measured.
-  const records = Object.values((fromGateway.data ?? {}) as Record<string, unknown>).flat();
+  const records = Object.values((fromSystem.data ?? {}) as Record<string, unknown>).flat();
   if (records.length === 0 || records.some((record) => record === null)) {
-    throw new Error(`${scenario.id}: the check answered no record: ${JSON.stringify(fromGateway)}`);
+    throw new Error(`${scenario.id}: the check answered no record: ${JSON.stringify(fromSystem)}`);
   }
 }
 
@@ -275,23 +327,14 @@ function fmt(value: number, digits = 2): string {
   return Number.isFinite(value) ? value.toFixed(digits) : 'n/a';
 }
 
-function evaluate(
-  scenario: Scenario,
-  auth: 'off' | 'on',
-  gateway: TargetResult,
-  reference: TargetResult,
-): ScenarioResult {
-  const slack = auth === 'on' ? 1 - AUTH_ON_SLACK : 1;
-  const ratio = gateway.rps / reference.rps;
-  const ratioTarget = (RATIO_TARGETS[scenario.id] ?? 0) * slack;
-  const p99Bound = (2 * reference.p99Ms + 2) * (auth === 'on' ? 1 + AUTH_ON_SLACK : 1);
+/** What may make a cell's figures unreliable, or wrong. */
+function warningsOf(cell: Cell): string[] {
   const warnings: string[] = [];
-  for (const [name, r] of [
-    ['gateway', gateway],
-    ['reference', reference],
-  ] as const) {
-    if (r.non2xx > 0 || r.errors > 0) {
-      warnings.push(`${name}: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
+  for (const [name, r] of Object.entries(cell.systems)) {
+    if (r.errorAnswers > 0) {
+      warnings.push(
+        `${name}: ${r.non2xx} non-2xx answers, ${r.graphqlErrors} answers with GraphQL errors, ${r.errors} socket errors, ${r.timeouts} timeouts`,
+      );
     }
     const core1 = r.stubCpu + r.loadgenCpu;
     if (core1 > 0.9) {
@@ -299,80 +342,130 @@ function evaluate(
         `${name}: core 1 was busy ${Math.round(core1 * 100)} % (stub ${Math.round(r.stubCpu * 100)} % + load generator ${Math.round(r.loadgenCpu * 100)} %), so this figure may be bounded by the load side`,
       );
     }
-    if (r.cpu < 0.85) {
-      warnings.push(`${name}: used only ${Math.round(r.cpu * 100)} % of its core`);
-    }
-    if (Math.abs(r.upstreamCallsPerRequest - scenario.expectedCalls) > 0.05) {
+    if (r.cpu < 0.85) warnings.push(`${name}: used only ${Math.round(r.cpu * 100)} % of its core`);
+    if (Math.abs(r.upstreamCallsPerRequest - cell.expectedCalls) > 0.05) {
       warnings.push(
-        `${name}: ${fmt(r.upstreamCallsPerRequest, 3)} upstream calls per request, expected ${scenario.expectedCalls}`,
+        `${name}: ${fmt(r.upstreamCallsPerRequest, 3)} upstream calls per request, expected ${cell.expectedCalls}`,
       );
     }
   }
-  return {
-    id: scenario.id,
-    title: scenario.title,
-    gateway,
-    reference,
-    peers: {},
-    ratio,
-    p99BoundMs: p99Bound,
-    targets: {
-      ratio: { target: ratioTarget, met: ratio >= ratioTarget },
-      p99: { boundMs: p99Bound, met: gateway.p99Ms <= p99Bound },
-      rss: {
-        limitMB: RSS_LIMIT_BYTES / 1024 / 1024,
-        met: gateway.maxRssMB * 1024 * 1024 < RSS_LIMIT_BYTES,
-      },
-    },
-    warnings,
-  };
+  return warnings;
 }
 
-function table(auth: 'off' | 'on', results: ScenarioResult[]): string {
-  const yes = (met: boolean) => (met ? 'yes' : '**no**');
-  const lines = [
-    `#### Authentication ${auth}${auth === 'on' ? ' (HS256 bearer token on every request; targets relaxed by 10 %)' : ''}`,
-    '',
-    '| Scenario | Gateway req/s | Reference req/s | Ratio (target) | Gateway p50 / p99 ms | Reference p50 / p99 ms | p99 bound ms | Upstream calls/req (gw / ref) | Gateway max RSS MB | Ratio met | p99 met | RSS met |',
-    '| --- | -: | -: | -: | -: | -: | -: | -: | -: | :-: | :-: | :-: |',
-  ];
-  for (const r of results) {
-    lines.push(
-      `| ${r.id} | ${fmt(r.gateway.rps, 0)} | ${fmt(r.reference.rps, 0)} | ${fmt(r.ratio)} (≥ ${fmt(r.targets.ratio.target)}) | ${fmt(r.gateway.p50Ms)} / ${fmt(r.gateway.p99Ms)} | ${fmt(r.reference.p50Ms)} / ${fmt(r.reference.p99Ms)} | ${fmt(r.p99BoundMs)} | ${fmt(r.gateway.upstreamCallsPerRequest, 2)} / ${fmt(r.reference.upstreamCallsPerRequest, 2)} | ${fmt(r.gateway.maxRssMB, 0)} | ${yes(r.targets.ratio.met)} | ${yes(r.targets.p99.met)} | ${yes(r.targets.rss.met)} |`,
-    );
+const ratio = (a: TargetResult | undefined, b: TargetResult | undefined): number =>
+  a === undefined || b === undefined ? Number.NaN : a.rps / b.rps;
+
+/** The headline: gateway ÷ mercurius-prod and each system ÷ the limit, scenario by scenario. */
+function headline(runs: Run[]): string {
+  const ids = SCENARIO_IDS;
+  const lines = [`| | ${ids.join(' | ')} |`, `| --- | ${ids.map(() => '-:').join(' | ')} |`];
+  for (const run of runs) {
+    const cell = (id: string) => run.cells.find((c) => c.id === id);
+    const label = `auth ${run.auth}, ${run.connections} conn.`;
+    if (PEERS.includes(MAIN_PEER)) {
+      lines.push(
+        `| gateway ÷ ${MAIN_PEER}, ${label} | ${ids.map((id) => fmt(ratio(cell(id)?.systems.gateway, cell(id)?.systems[MAIN_PEER]))).join(' | ')} |`,
+      );
+    }
+    if (SYSTEMS.includes('reference')) {
+      for (const name of SYSTEMS.filter((n) => n !== 'reference')) {
+        lines.push(
+          `| ${name} ÷ limit, ${label} | ${ids.map((id) => fmt(ratio(cell(id)?.systems[name], cell(id)?.systems.reference))).join(' | ')} |`,
+        );
+      }
+    }
   }
-  const warnings = results.flatMap((r) => r.warnings.map((w) => `- ${r.id} ${w}`));
+  return lines.join('\n');
+}
+
+/** Every system in one run (one auth mode, one connection count). */
+function detail(run: Run): string {
+  const lines = [
+    `#### Authentication ${run.auth}, ${run.connections} connections`,
+    '',
+    '| Scenario | System | req/s | ÷ limit | Gateway ÷ system | p50 / p99 ms | Max RSS MB | Upstream calls/req | Error answers | CPU of its core |',
+    '| --- | --- | -: | -: | -: | -: | -: | -: | -: | -: |',
+  ];
+  for (const cell of run.cells) {
+    const gateway = cell.systems.gateway;
+    const reference = cell.systems.reference;
+    for (const [name, t] of Object.entries(cell.systems)) {
+      lines.push(
+        `| ${cell.id} | ${name} | ${fmt(t.rps, 0)} | ${fmt(ratio(t, reference))} | ${fmt(ratio(gateway, t))} | ${fmt(t.p50Ms, 1)} / ${fmt(t.p99Ms, 1)} | ${fmt(t.maxRssMB, 0)} | ${fmt(t.upstreamCallsPerRequest, 2)} | ${t.errorAnswers} | ${Math.round(t.cpu * 100)} % |`,
+      );
+    }
+  }
+  const warnings = run.cells.flatMap((c) => c.warnings.map((w) => `- ${c.id} ${w}`));
   if (warnings.length > 0) lines.push('', 'Notes:', ...warnings);
   return lines.join('\n');
 }
 
-/** The gateway beside its peers: req/s, p99, upstream calls per request, and the ratios. */
-function peerTable(auth: 'off' | 'on', results: ScenarioResult[]): string {
-  const lines = [
-    `#### Peers, authentication ${auth}`,
-    '',
-    '| Scenario | System | req/s | p99 ms | Upstream calls/req | Ratio to reference | Gateway ÷ system (req/s) |',
-    '| --- | --- | -: | -: | -: | -: | -: |',
-  ];
-  for (const r of results) {
-    const systems: Array<[string, TargetResult]> = [
-      ['gateway', r.gateway],
-      ...Object.entries(r.peers),
-      ['reference', r.reference],
-    ];
-    for (const [name, t] of systems) {
-      lines.push(
-        `| ${r.id} | ${name} | ${fmt(t.rps, 0)} | ${fmt(t.p99Ms)} | ${fmt(t.upstreamCallsPerRequest, 2)} | ${fmt(t.rps / r.reference.rps)} | ${fmt(r.gateway.rps / t.rps)} |`,
-      );
+/** Issue 23's targets, auth on: gateway ≥ 1.0× mercurius-prod, p99 and RSS no higher, etc. */
+interface Targets {
+  auth: Auth;
+  connections: number;
+  id: string;
+  ratio: number;
+  ratioMet: boolean;
+  p99Met: boolean;
+  rssMet: boolean;
+  callsMet: boolean;
+  noErrors: boolean;
+}
+
+function targetsOf(runs: Run[]): Targets[] {
+  const out: Targets[] = [];
+  for (const run of runs) {
+    for (const cell of run.cells) {
+      const g = cell.systems.gateway;
+      const p = cell.systems[MAIN_PEER];
+      if (g === undefined || p === undefined) continue;
+      const r = g.rps / p.rps;
+      out.push({
+        auth: run.auth,
+        connections: run.connections,
+        id: cell.id,
+        ratio: round(r, 3),
+        ratioMet: r >= 1,
+        p99Met: g.p99Ms <= p.p99Ms,
+        rssMet: g.maxRssMB <= p.maxRssMB,
+        callsMet: Math.abs(g.upstreamCallsPerRequest - cell.expectedCalls) <= 0.01,
+        noErrors: g.errorAnswers === 0,
+      });
     }
+  }
+  return out;
+}
+
+function targetTable(targets: Targets[]): string {
+  const yes = (met: boolean) => (met ? 'yes' : '**no**');
+  const lines = [
+    `| Auth | Conn. | Scenario | Gateway ÷ ${MAIN_PEER} ≥ 1 | p99 ≤ its p99 | RSS ≤ its RSS | Upstream calls exact | No error answers |`,
+    '| --- | -: | --- | :-: | :-: | :-: | :-: | :-: |',
+  ];
+  for (const t of targets) {
+    lines.push(
+      `| ${t.auth} | ${t.connections} | ${t.id} | ${fmt(t.ratio)} ${yes(t.ratioMet)} | ${yes(t.p99Met)} | ${yes(t.rssMet)} | ${yes(t.callsMet)} | ${yes(t.noErrors)} |`,
+    );
   }
   return lines.join('\n');
 }
 
 /** Installs the peers' own dependencies once (bench/peers has its own package.json). */
 function setupPeers(): void {
-  if (PEERS.length === 0 || existsSync(`${ROOT}bench/peers/node_modules`)) return;
-  console.log('bench: installing the peers (npm ci in bench/peers)');
+  if (PEERS.length === 0) return;
+  const manifest = JSON.parse(readFileSync(`${ROOT}bench/peers/package.json`, 'utf8')) as {
+    dependencies: Record<string, string>;
+  };
+  const missing = Object.entries(manifest.dependencies).filter(([name, version]) => {
+    const installed = `${ROOT}bench/peers/node_modules/${name}/package.json`;
+    if (!existsSync(installed)) return true;
+    return (JSON.parse(readFileSync(installed, 'utf8')) as { version: string }).version !== version;
+  });
+  if (missing.length === 0) return;
+  console.log(
+    `bench: installing the peers (npm ci in bench/peers; missing or other versions: ${missing.map(([name]) => name).join(', ')})`,
+  );
   execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--prefix', `${ROOT}bench/peers`], {
     stdio: 'inherit',
   });
@@ -385,12 +478,8 @@ interface Extra {
 }
 
 /** Starts one peer on core 0 against the stub, with the run's authentication. */
-function startPeer(
-  name: string,
-  stub: Started,
-  auth: 'off' | 'on',
-  extra: Extra = {},
-): Promise<Started> {
+function startPeer(name: string, stub: Started, auth: Auth, extra: Extra = {}): Promise<Started> {
+  mkdirSync(LOG_DIR, { recursive: true });
   return startNode({
     name,
     script: `bench/peers/${name}.ts`,
@@ -399,6 +488,8 @@ function startPeer(
     env: {
       UPSTREAM_URL: `http://127.0.0.1:${stub.port}`,
       NODE_ENV: 'production',
+      // The peer's own log (pino, asynchronous destination); stdout is another file.
+      PEER_LOG_FILE: `${LOG_DIR}/${process.pid}-${name}-auth-${auth}-app.log`,
       ...(auth === 'on' && { AUTH_JWT_SECRET: BENCH_JWT_SECRET }),
       ...extra.env,
     },
@@ -406,16 +497,7 @@ function startPeer(
   });
 }
 
-async function token(): Promise<string> {
-  return new SignJWT({ scope: 'transactions:read kyc:read' })
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-    .setSubject('bench-merchant')
-    .setIssuedAt()
-    .setExpirationTime('2h')
-    .sign(new TextEncoder().encode(BENCH_JWT_SECRET));
-}
-
-function startGateway(stub: Started, auth: 'off' | 'on', extra: Extra = {}) {
+function startGateway(stub: Started, auth: Auth, extra: Extra = {}) {
   return startNode({
     name: 'gateway',
     script: 'src/main.ts',
@@ -439,7 +521,10 @@ async function profile(stub: Started, reference: Started): Promise<void> {
   const report: string[] = [];
   for (const scenario of SCENARIOS.filter((s) => SCENARIO_IDS.includes(s.id))) {
     const name = `gateway-${scenario.id}.cpuprofile`;
-    const gateway = await startGateway(stub, 'off', {
+    const auth = AUTH_MODES[0] ?? 'on';
+    const headers: Record<string, string> =
+      auth === 'on' ? { authorization: `Bearer ${await benchToken()}` } : {};
+    const gateway = await startGateway(stub, auth, {
       nodeFlags: [
         '--cpu-prof',
         `--cpu-prof-dir=${dir}`,
@@ -451,19 +536,28 @@ async function profile(stub: Started, reference: Started): Promise<void> {
     const tag = `P${scenario.id}`;
     await checkEquivalent(
       scenario,
+      'gateway',
       gatewayUrl,
       referenceBase + scenario.referencePath,
       scenario.check(tag),
-      {},
+      headers,
     );
-    const result = await measure(gateway, [reference], gatewayUrl, stub, scenario.body(tag), {});
+    const result = await measure(
+      gateway,
+      [reference],
+      gatewayUrl,
+      stub,
+      scenario.body(tag),
+      headers,
+      CONNECTIONS,
+    );
     await gateway.stop();
     console.log(
-      `${scenario.id} under the profiler: ${fmt(result.rps, 0)} req/s, p99 ${fmt(result.p99Ms)} ms`,
+      `${scenario.id} auth ${auth} under the profiler: ${fmt(result.rps, 0)} req/s, p99 ${fmt(result.p99Ms)} ms`,
     );
     report.push(
       renderSummary(
-        `${scenario.id} — ${scenario.title} (${fmt(result.rps, 0)} req/s under the profiler)`,
+        `${scenario.id} — ${scenario.title}, auth ${auth}, ${CONNECTIONS} connections (${fmt(result.rps, 0)} req/s under the profiler)`,
         summarise(`${dir}/${name}`, 20),
       ),
     );
@@ -479,10 +573,10 @@ const ALLOCATION_REQUESTS: Record<string, number> = { S1: 3000, S2: 6000, S3: 30
 
 /** Sends SIGUSR2 to a process preloading bench/alloc-probe.ts and waits for its `line`. */
 async function signalProbe(target: Started, line: string): Promise<void> {
-  const seen = target.output().split(line).length;
+  const from = target.outputBytes();
   process.kill(target.pid, 'SIGUSR2');
   const until = Date.now() + 60_000;
-  while (target.output().split(line).length === seen) {
+  while (!target.outputFrom(from).includes(line)) {
     if (Date.now() > until) throw new Error(`${target.name} did not answer: ${line}`);
     await sleep(20);
   }
@@ -503,7 +597,7 @@ async function allocations(stub: Started): Promise<void> {
   ];
   for (const auth of AUTH_MODES) {
     const headers: Record<string, string> =
-      auth === 'on' ? { authorization: `Bearer ${await token()}` } : {};
+      auth === 'on' ? { authorization: `Bearer ${await benchToken()}` } : {};
     const perSystem = new Map<string, Map<string, number>>();
     for (const name of ['gateway', ...PEERS]) {
       const extra = (id: string) => ({
@@ -573,15 +667,175 @@ async function allocations(stub: Started): Promise<void> {
   console.log('Per function and package: bench/results/allocation-summary.md');
 }
 
+/** A gateway of the features mode: the bare pipeline, plus `feature` when given. */
+function startFeatureGateway(stub: Started, feature: Feature | undefined): Promise<Started> {
+  return startNode({
+    name: feature === undefined ? 'gateway-bare' : `gateway+${feature.name.split(' ')[0]}`,
+    script: 'src/main.ts',
+    core: 0,
+    nodeFlags: NODE_FLAGS,
+    env: {
+      ...gatewayEnv(stub.port, {}),
+      ...BARE_ENV,
+      ...feature?.env,
+      ...(feature?.token && { AUTH_JWT_SECRET: BENCH_JWT_SECRET }),
+    },
+    portPattern: GATEWAY_PORT,
+  });
+}
+
+/**
+ * The features mode: per scenario, the bare pipeline against the bare pipeline plus each
+ * feature alone, in alternating pairs; prints each feature's share of the bare pipeline.
+ */
+async function features(stub: Started, reference: Started): Promise<void> {
+  const bearer = { authorization: `Bearer ${await benchToken()}` };
+  const scenarios = SCENARIOS.filter((s) => SCENARIO_IDS.includes(s.id));
+  const minutes = Math.ceil(
+    (scenarios.length * (FEATURES.length * PAIRS * 2 + 1) * (WARMUP_S + DURATION_S + 2)) / 60,
+  );
+  console.log(
+    `bench --features: ${PAIRS} alternating pairs per feature, ${CONNECTIONS} connections, scenarios ${SCENARIO_IDS.join(', ')}; about ${minutes} minutes`,
+  );
+  const results: Array<{
+    id: string;
+    limitRps: number;
+    bareRps: number[];
+    features: Array<{ name: string; pairs: PairResult[]; share: number }>;
+  }> = [];
+  for (const scenario of scenarios) {
+    const tag = `F${scenario.id}`;
+    const referenceUrl = `http://127.0.0.1:${reference.port}${scenario.referencePath}`;
+    const bare = await startFeatureGateway(stub, undefined);
+    const bareUrl = `http://127.0.0.1:${bare.port}/graphql`;
+    await checkEquivalent(scenario, bare.name, bareUrl, referenceUrl, scenario.check(tag), {});
+    const limit = await measure(
+      reference,
+      [bare],
+      referenceUrl,
+      stub,
+      scenario.body(`${tag}R`),
+      {},
+      CONNECTIONS,
+    );
+    const row = {
+      id: scenario.id,
+      limitRps: limit.rps,
+      bareRps: [] as number[],
+      features: [] as Array<{ name: string; pairs: PairResult[]; share: number }>,
+    };
+    for (const feature of FEATURES) {
+      const variant = await startFeatureGateway(stub, feature);
+      const variantUrl = `http://127.0.0.1:${variant.port}/graphql`;
+      const headers = feature.token ? bearer : {};
+      await checkEquivalent(
+        scenario,
+        variant.name,
+        variantUrl,
+        referenceUrl,
+        scenario.check(`${tag}V`),
+        headers,
+      );
+      const pairs: PairResult[] = [];
+      for (let round = 0; round < PAIRS; round++) {
+        const run = async (target: Started) =>
+          measure(
+            target,
+            [reference, target === bare ? variant : bare],
+            target === bare ? bareUrl : variantUrl,
+            stub,
+            scenario.body(`${tag}${target.name}${round}`),
+            target === bare ? {} : headers,
+            CONNECTIONS,
+          );
+        // Alternating order: bare first in even rounds, the feature first in odd ones.
+        const first = round % 2 === 0 ? bare : variant;
+        const a = await run(first);
+        const b = await run(first === bare ? variant : bare);
+        const [bareResult, featureResult] = first === bare ? [a, b] : [b, a];
+        for (const [name, r] of [
+          [bare.name, bareResult],
+          [variant.name, featureResult],
+        ] as const) {
+          if (r.errorAnswers > 0) {
+            throw new Error(
+              `${scenario.id} ${name}: ${r.non2xx} non-2xx answers, ${r.graphqlErrors} with GraphQL errors, ${r.errors} socket errors, ${r.timeouts} timeouts (log: ${name === bare.name ? bare.logFile : variant.logFile})`,
+            );
+          }
+        }
+        pairs.push({ bareRps: bareResult.rps, featureRps: featureResult.rps });
+        row.bareRps.push(bareResult.rps);
+      }
+      await variant.stop();
+      const cost = share(pairs);
+      row.features.push({ name: feature.name, pairs, share: cost });
+      console.log(
+        `${scenario.id} ${feature.name}: ${pairs.map((p) => `${fmt(p.bareRps, 0)} → ${fmt(p.featureRps, 0)}`).join(', ')} req/s: share ${fmt(cost * 100, 1)} %`,
+      );
+    }
+    await bare.stop();
+    results.push(row);
+  }
+  const ids = results.map((r) => r.id);
+  const median = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+  };
+  const lines = [
+    `| Feature added alone to the bare pipeline | ${ids.map((id) => `${id} share`).join(' | ')} |`,
+    `| --- | ${ids.map(() => '-:').join(' | ')} |`,
+    `| bare pipeline, req/s (÷ limit) | ${results.map((r) => `${fmt(median(r.bareRps), 0)} (${fmt(median(r.bareRps) / r.limitRps)})`).join(' | ')} |`,
+  ];
+  for (const feature of FEATURES) {
+    lines.push(
+      `| ${feature.name} | ${results.map((r) => `${fmt((r.features.find((f) => f.name === feature.name)?.share ?? Number.NaN) * 100, 1)} %`).join(' | ')} |`,
+    );
+  }
+  const text = [
+    lines.join('\n'),
+    '',
+    `Share: 1 − (req/s with the feature ÷ req/s of the bare pipeline), median of ${PAIRS} alternating pairs; ${DURATION_S} s after ${WARMUP_S} s warm-up per run, ${CONNECTIONS} connections; a negative share means the noise between the pair was larger than the feature's cost.`,
+    'Not switchable yet:',
+    ...NOT_SWITCHABLE.map((n) => `- ${n.name}: ${n.why}`),
+  ].join('\n');
+  mkdirSync(`${ROOT}bench/results`, { recursive: true });
+  writeFileSync(
+    `${ROOT}bench/results/features.json`,
+    `${JSON.stringify({ finishedAt: new Date().toISOString(), durationS: DURATION_S, warmupS: WARMUP_S, connections: CONNECTIONS, pairs: PAIRS, systemsNode: NODE_VERSION, results }, null, 2)}\n`,
+  );
+  console.log(`\n${text}\n\nWritten to bench/results/features.json`);
+}
+
+/** Starts the systems of one auth mode (the reference runs throughout). */
+async function startSystems(stub: Started, auth: Auth): Promise<Started[]> {
+  const started: Started[] = [];
+  if (SYSTEMS.includes('gateway')) started.push(await startGateway(stub, auth));
+  for (const peer of PEERS) started.push(await startPeer(peer, stub, auth));
+  return started;
+}
+
+/** Roughly how long the tables take: every cell, warm-up and settling included. */
+function estimateMinutes(): number {
+  const cells = SCENARIO_IDS.length * AUTH_MODES.length * CONNECTION_COUNTS.length * SYSTEMS.length;
+  return (cells * (WARMUP_S + DURATION_S + 2) + AUTH_MODES.length * 10) / 60;
+}
+
 async function main(): Promise<void> {
   setupPeers();
   const pinned = pinSelf(1);
   const layout = HAS_TASKSET
-    ? `gateway and reference pinned to core 0, stub to core 1, load generator ${pinned ? 'pinned to core 1' : 'NOT pinned (taskset -p refused)'}`
+    ? `every system pinned to core 0, stub to core 1, load generator ${pinned ? 'pinned to core 1' : 'NOT pinned (taskset -p refused)'}`
     : 'taskset not found: every process runs unpinned, so the figures are noisier';
+  if (!NODE_VERSION.startsWith('v24.')) {
+    console.warn(
+      `bench: the systems run on Node ${NODE_VERSION}, not Node 24 (npm ci installs it)`,
+    );
+  }
   console.log(
-    `bench: ${DURATION_S} s per run after ${WARMUP_S} s warm-up, ${CONNECTIONS} connections, stub latency ${LATENCY_MS} ms; ${layout}${NODE_FLAGS.length > 0 ? `; node flags for every system: ${NODE_FLAGS.join(' ')}` : ''}`,
+    `bench: ${DURATION_S} s per cell after ${WARMUP_S} s warm-up, ${CONNECTION_COUNTS.join(' and ')} connections, auth ${AUTH_MODES.join(' then ')}, systems ${SYSTEMS.join(', ')}, stub latency ${LATENCY_MS} ms; systems on Node ${NODE_VERSION}; ${layout}; output of every system to ${LOG_DIR}/${NODE_FLAGS.length > 0 ? `; node flags for every system: ${NODE_FLAGS.join(' ')}` : ''}`,
   );
+  if (!PROFILE && !ALLOCATIONS && !FEATURE_MODE)
+    console.log(`bench: about ${Math.ceil(estimateMinutes())} minutes`);
 
   const stub = await startNode({
     name: 'stub',
@@ -609,95 +863,118 @@ async function main(): Promise<void> {
     await Promise.all([reference.stop(), stub.stop()]);
     return;
   }
+  if (FEATURE_MODE) {
+    await features(stub, reference);
+    await Promise.all([reference.stop(), stub.stop()]);
+    return;
+  }
 
-  const runs: { auth: 'off' | 'on'; scenarios: ScenarioResult[] }[] = [];
+  const runs: Run[] = [];
+  const logs: Record<string, string> = { stub: stub.logFile, reference: reference.logFile };
   for (const auth of AUTH_MODES) {
-    const gateway = await startGateway(stub, auth);
-    const peers = await Promise.all(PEERS.map((peer) => startPeer(peer, stub, auth)));
+    const systems = await startSystems(stub, auth);
+    for (const system of systems) logs[`${system.name}, auth ${auth}`] = system.logFile;
     const headers: Record<string, string> =
-      auth === 'on' ? { authorization: `Bearer ${await token()}` } : {};
-    const gatewayUrl = `http://127.0.0.1:${gateway.port}/graphql`;
-    const results: ScenarioResult[] = [];
-    for (const scenario of SCENARIOS.filter((s) => SCENARIO_IDS.includes(s.id))) {
-      const tag = `${scenario.id}${auth === 'on' ? 'A' : 'N'}`;
-      const referenceUrl = `http://127.0.0.1:${reference.port}${scenario.referencePath}`;
-      await checkEquivalent(scenario, gatewayUrl, referenceUrl, scenario.check(tag), headers);
-      const others = (target: Started) =>
-        [gateway, reference, ...peers].filter((process) => process !== target);
-      const g = await measure(
-        gateway,
-        others(gateway),
-        gatewayUrl,
-        stub,
-        scenario.body(`${tag}G`),
-        headers,
-      );
-      const r = await measure(
-        reference,
-        others(reference),
-        referenceUrl,
-        stub,
-        scenario.body(`${tag}R`),
-        headers,
-      );
-      const result = evaluate(scenario, auth, g, r);
-      for (const peer of peers) {
-        const peerUrl = `http://127.0.0.1:${peer.port}/graphql`;
-        await checkEquivalent(scenario, gatewayUrl, peerUrl, scenario.check(tag), headers);
-        result.peers[peer.name] = await measure(
-          peer,
-          others(peer),
-          peerUrl,
-          stub,
-          scenario.body(`${tag}${peer.name}`),
-          headers,
-        );
-        const p = result.peers[peer.name] as TargetResult;
-        console.log(
-          `auth ${auth} ${scenario.id}: ${peer.name} ${fmt(p.rps, 0)} req/s (p99 ${fmt(p.p99Ms)} ms, ${fmt(p.upstreamCallsPerRequest, 2)} calls/req): gateway ÷ ${peer.name} ${fmt(g.rps / p.rps)}`,
-        );
+      auth === 'on' ? { authorization: `Bearer ${await benchToken()}` } : {};
+    const all = SYSTEMS.includes('reference') ? [...systems, reference] : systems;
+    // The reference checks no token: it gets none.
+    const headersOf = (target: Started) => (target === reference ? {} : headers);
+    for (const connections of CONNECTION_COUNTS) {
+      const cells: Cell[] = [];
+      for (const scenario of SCENARIOS.filter((s) => SCENARIO_IDS.includes(s.id))) {
+        const tag = `${scenario.id}${auth === 'on' ? 'A' : 'N'}C${connections}`;
+        const referenceUrl = `http://127.0.0.1:${reference.port}${scenario.referencePath}`;
+        const urlOf = (target: Started) =>
+          target === reference ? referenceUrl : `http://127.0.0.1:${target.port}/graphql`;
+        const cell: Cell = {
+          id: scenario.id,
+          title: scenario.title,
+          expectedCalls: scenario.expectedCalls,
+          systems: {},
+          warnings: [],
+        };
+        for (const target of all) {
+          if (target !== reference) {
+            await checkEquivalent(
+              scenario,
+              target.name,
+              urlOf(target),
+              referenceUrl,
+              scenario.check(`${tag}${target.name}`),
+              headers,
+            );
+          }
+          const result = await measure(
+            target,
+            [...all, reference].filter((other) => other !== target),
+            urlOf(target),
+            stub,
+            scenario.body(`${tag}${target.name}`),
+            headersOf(target),
+            connections,
+          );
+          cell.systems[target.name] = result;
+          console.log(
+            `auth ${auth}, ${connections} conn., ${scenario.id}: ${target.name} ${fmt(result.rps, 0)} req/s, p99 ${fmt(result.p99Ms, 1)} ms, ${fmt(result.maxRssMB, 0)} MB, ${fmt(result.upstreamCallsPerRequest, 2)} calls/req, ${result.errorAnswers} error answers`,
+          );
+        }
+        cell.warnings = warningsOf(cell);
+        cells.push(cell);
       }
-      results.push(result);
-      console.log(
-        `auth ${auth} ${scenario.id}: gateway ${fmt(g.rps, 0)} req/s (p99 ${fmt(g.p99Ms)} ms, ${fmt(g.maxRssMB, 0)} MB), reference ${fmt(r.rps, 0)} req/s (p99 ${fmt(r.p99Ms)} ms): ratio ${fmt(result.ratio)}`,
-      );
+      runs.push({ auth, connections, cells });
     }
-    runs.push({ auth, scenarios: results });
-    await Promise.all([gateway.stop(), ...peers.map((peer) => peer.stop())]);
+    await Promise.all(systems.map((system) => system.stop()));
   }
   await Promise.all([reference.stop(), stub.stop()]);
 
   const cpuModel = cpus()[0]?.model ?? 'unknown';
+  const targets = targetsOf(runs);
   const output = {
     finishedAt: new Date().toISOString(),
-    machine: { cores: cpus().length, cpu: cpuModel, node: process.version },
+    machine: { cores: cpus().length, cpu: cpuModel, harnessNode: process.version },
     settings: {
       durationS: DURATION_S,
       warmupS: WARMUP_S,
-      connections: CONNECTIONS,
+      connections: CONNECTION_COUNTS,
+      auth: AUTH_MODES,
+      scenarios: SCENARIO_IDS,
+      systems: SYSTEMS,
       stubLatencyMs: LATENCY_MS,
+      systemsNode: NODE_VERSION,
       taskset: HAS_TASKSET,
       loadGeneratorPinned: pinned,
       nodeFlags: NODE_FLAGS,
+      gateway:
+        'NODE_ENV=production (auth off: development, as production refuses AUTH_DISABLED), LOG_LEVEL=info, metrics on, RATE_LIMIT_RPS=0, SERVICE_RATE_LIMIT_RPS=0, no OTEL endpoint (tracing off), GraphiQL and introspection off',
+      logs,
     },
     runs: runs.map((run) => ({
-      auth: run.auth,
-      scenarios: run.scenarios.map((s) => ({
-        ...s,
-        ratio: round(s.ratio, 3),
-        p99BoundMs: round(s.p99BoundMs, 3),
+      ...run,
+      cells: run.cells.map((cell) => ({
+        ...cell,
+        ratios: Object.fromEntries(
+          Object.entries(cell.systems).map(([name, t]) => [
+            name,
+            {
+              toLimit: round(ratio(t, cell.systems.reference), 3),
+              gatewayOverSystem: round(ratio(cell.systems.gateway, t), 3),
+            },
+          ]),
+        ),
       })),
     })),
+    targets,
   };
   mkdirSync(`${ROOT}bench/results`, { recursive: true });
   writeFileSync(`${ROOT}bench/results/latest.json`, `${JSON.stringify(output, null, 2)}\n`);
 
   console.log(
-    `\n### Benchmark (${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpuModel}, Node ${process.version}, ${DURATION_S} s per run, ${CONNECTIONS} connections, stub latency ${LATENCY_MS} ms)\n`,
+    `\n### Benchmark (${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpuModel}, systems on Node ${NODE_VERSION}, ${DURATION_S} s per cell after ${WARMUP_S} s warm-up, stub latency ${LATENCY_MS} ms)\n`,
   );
-  for (const run of runs) console.log(`${table(run.auth, run.scenarios)}\n`);
-  if (PEERS.length > 0) {
-    for (const run of runs) console.log(`${peerTable(run.auth, run.scenarios)}\n`);
+  console.log(`${headline(runs)}\n`);
+  for (const run of runs) console.log(`${detail(run)}\n`);
+  if (targets.length > 0) {
+    console.log(`#### Targets against ${MAIN_PEER}\n\n${targetTable(targets)}\n`);
   }
   console.log('Written to bench/results/latest.json');
 }

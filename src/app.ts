@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { trace } from '@opentelemetry/api';
+import { Counter, Gauge, Histogram } from 'prom-client';
 import { type Authenticator, createAuthenticator, signToken } from './auth.ts';
 import { RedisFlightLock } from './cache/redis-flight.ts';
 import { createRedisCache, ValueCipher } from './cache/redis-store.ts';
@@ -179,6 +180,19 @@ function claimStore(
   return new MemoryClaimStore(retentionMs);
 }
 
+/**
+ * Benchmark only (`BENCH_FEATURES_OFF=metrics`, refused in production by config.ts): every
+ * metric of the request path observes nothing, to measure what observing costs.
+ */
+function silenceMetrics(metrics: GatewayMetrics): void {
+  const nothing = (): void => {};
+  for (const metric of Object.values(metrics)) {
+    if (metric instanceof Counter || metric instanceof Gauge || metric instanceof Histogram) {
+      Object.assign(metric, { inc: nothing, dec: nothing, set: nothing, observe: nothing });
+    }
+  }
+}
+
 /** Builds a gateway from settings. */
 export function createApp(inputs: AppInputs): Gateway {
   return buildApp(inputs).gateway;
@@ -200,6 +214,7 @@ export async function startApp(inputs: AppInputs): Promise<Gateway> {
 function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection | undefined } {
   const { config } = inputs;
   const metrics = new GatewayMetrics();
+  if (config.benchNoMetrics) silenceMetrics(metrics);
   const logger = inputs.logger ?? createLogger(config.log);
   // With tracing off, nothing on the hot path looks for a span.
   const { tracing } = inputs;
@@ -263,13 +278,15 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
       maxBytes: 16 * 1024 * 1024,
       ...(redis && { redis }),
     }),
-    callerShare: new CallerShare(
-      {
-        endUser: config.callerShare.maxConcurrent,
-        service: config.callerShare.serviceMaxConcurrent,
-      },
-      config.callerShare.maxQueued,
-    ),
+    ...(!config.callerShare.benchOff && {
+      callerShare: new CallerShare(
+        {
+          endUser: config.callerShare.maxConcurrent,
+          service: config.callerShare.serviceMaxConcurrent,
+        },
+        config.callerShare.maxQueued,
+      ),
+    }),
     live,
     confirmations,
     sources,

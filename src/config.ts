@@ -5,7 +5,7 @@
  * with one line naming the variable (never its value when the variable holds a credential).
  */
 
-import { ConfigError, type Env, readSetting } from './settings.ts';
+import { type BenchFeature, ConfigError, type Env, readSetting } from './settings.ts';
 
 export { ConfigError };
 
@@ -70,6 +70,13 @@ export interface CacheConfig {
    * that a key can be rotated without losing the cache. Absent: records are stored in clear.
    */
   encryption?: { key: Buffer; oldKeys: Buffer[] };
+  /** Benchmark only (`BENCH_FEATURES_OFF=cache-write`, never in production): nothing stored. */
+  benchNoWrite?: true;
+  /**
+   * Benchmark only (`BENCH_FEATURES_OFF=single-flight`, never in production): concurrent misses
+   * of one key each call the upstream.
+   */
+  benchNoSingleFlight?: true;
 }
 
 /** Abuse limits: checked before execution, with no upstream call. */
@@ -131,6 +138,8 @@ export interface UpstreamPolicyConfig {
   breakerMinCalls: number;
   /** How long an open circuit waits before letting one probe call through (ms). */
   breakerHalfOpenMs: number;
+  /** Benchmark only (`BENCH_FEATURES_OFF=breaker`, never in production): calls bypass both. */
+  benchNoBreakerOrBulkhead?: true;
 }
 
 /** Everything the gateway process needs, validated. */
@@ -185,7 +194,18 @@ export interface GatewayConfig {
   /** Most distinct upstream records one request may read. */
   maxRecordsPerRequest: number;
   /** One caller's upstream calls in flight in this process, and waiting for a slot. */
-  callerShare: { maxConcurrent: number; serviceMaxConcurrent: number; maxQueued: number };
+  callerShare: {
+    maxConcurrent: number;
+    serviceMaxConcurrent: number;
+    maxQueued: number;
+    /** Benchmark only (`BENCH_FEATURES_OFF=caller-share`, never in production): no cap. */
+    benchOff?: true;
+  };
+  /**
+   * Benchmark only (`BENCH_FEATURES_OFF=metrics`, never in production): nothing is observed on
+   * the request path (the registry and `/metrics` stay, with nothing counted).
+   */
+  benchNoMetrics?: true;
   log: LogConfig;
   /** How long requests in flight may take to finish on SIGTERM/SIGINT (ms). */
   shutdownGraceMs: number;
@@ -349,6 +369,16 @@ export function loadConfig(env: Env): GatewayConfig {
   const cacheUrl = readSetting(env, 'CACHE_URL');
   const authConfig = auth(env, production, sandbox && !production, plainHttpAllowed);
   const encryption = cacheEncryption(env);
+  // The benchmark's switches, read here alone; production refuses them.
+  const benchOff = readSetting(env, 'BENCH_FEATURES_OFF');
+  if (production && benchOff.size > 0) {
+    throw new ConfigError(
+      'BENCH_FEATURES_OFF',
+      'must not be set in production (it turns production guarantees off, for the benchmark only)',
+    );
+  }
+  const off = <T extends object>(feature: BenchFeature, fields: T): T | undefined =>
+    benchOff.has(feature) ? fields : undefined;
   return {
     host: readSetting(env, 'HOST'),
     port: readSetting(env, 'PORT'),
@@ -369,6 +399,7 @@ export function loadConfig(env: Env): GatewayConfig {
       breakerWindowMs: readSetting(env, 'UPSTREAM_BREAKER_WINDOW_MS'),
       breakerMinCalls: readSetting(env, 'UPSTREAM_BREAKER_MIN_CALLS'),
       breakerHalfOpenMs: readSetting(env, 'UPSTREAM_BREAKER_HALF_OPEN_MS'),
+      ...off('breaker', { benchNoBreakerOrBulkhead: true as const }),
     },
     cache: {
       ...(cacheUrl !== undefined && { url: cacheUrl }),
@@ -383,6 +414,8 @@ export function loadConfig(env: Env): GatewayConfig {
       commandTimeoutMs: readSetting(env, 'CACHE_COMMAND_TIMEOUT_MS'),
       keyPrefix: readSetting(env, 'CACHE_KEY_PREFIX'),
       ...(encryption && { encryption }),
+      ...off('cache-write', { benchNoWrite: true as const }),
+      ...off('single-flight', { benchNoSingleFlight: true as const }),
     },
     log: {
       level: readSetting(env, 'LOG_LEVEL'),
@@ -425,7 +458,9 @@ export function loadConfig(env: Env): GatewayConfig {
       maxConcurrent: readSetting(env, 'UPSTREAM_MAX_CONCURRENT_PER_CALLER'),
       serviceMaxConcurrent: readSetting(env, 'SERVICE_UPSTREAM_MAX_CONCURRENT_PER_CALLER'),
       maxQueued: readSetting(env, 'UPSTREAM_MAX_QUEUED_PER_CALLER'),
+      ...off('caller-share', { benchOff: true as const }),
     },
+    ...off('metrics', { benchNoMetrics: true as const }),
     live: {
       pollMs: readSetting(env, 'LIVE_POLL_MS'),
       maxPollMs: readSetting(env, 'LIVE_MAX_POLL_MS'),

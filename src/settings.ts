@@ -90,6 +90,22 @@ function oneOf<const T extends string>(values: readonly T[], message: string) {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
+/**
+ * The production features `BENCH_FEATURES_OFF` may turn off, for `npm run bench -- --features`
+ * only (refused in production, see config.ts): `breaker` (the circuit breaker and the bulkhead
+ * of upstream calls), `cache-write` (records are not stored), `single-flight` (concurrent
+ * misses of one key are not shared), `caller-share` (no per-caller cap on upstream calls),
+ * `metrics` (no Prometheus observation on the request path).
+ */
+export const BENCH_FEATURES = [
+  'breaker',
+  'cache-write',
+  'single-flight',
+  'caller-share',
+  'metrics',
+] as const;
+export type BenchFeature = (typeof BENCH_FEATURES)[number];
+
 /** A comma-separated list, entries trimmed, empty entries dropped. */
 const list: z.ZodType<string[], string> = z.string().transform((v) =>
   v
@@ -549,6 +565,27 @@ export const SETTINGS = {
     default: 'info',
     description: 'pino level.',
   } satisfies Setting<(typeof LOG_LEVELS)[number]>,
+  BENCH_FEATURES_OFF: {
+    schema: z.string().transform((value, ctx) => {
+      const names = value
+        .split(',')
+        .map((entry) => entry.trim().toLowerCase())
+        .filter(Boolean);
+      for (const name of names) {
+        if (!(BENCH_FEATURES as readonly string[]).includes(name)) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `must list some of ${BENCH_FEATURES.join(', ')} (got {value})`,
+          });
+          return z.NEVER;
+        }
+      }
+      return new Set(names as BenchFeature[]) as ReadonlySet<BenchFeature>;
+    }),
+    default: new Set<BenchFeature>(),
+    shownDefault: 'unset',
+    description: `For the benchmark only (\`npm run bench -- --features\`), refused in production: comma-separated production features to turn off, to measure what each costs (${BENCH_FEATURES.join(', ')}).`,
+  } satisfies Setting<ReadonlySet<BenchFeature>>,
   LOG_REDACT_PATHS: {
     schema: list,
     default: [],

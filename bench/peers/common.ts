@@ -1,12 +1,14 @@
 /**
- * What both benchmark peers share: the gateway's schema (SDL from schema/), the upstream stub's
+ * What the benchmark peers share: the gateway's schema (SDL from schema/), the upstream stub's
  * address and credentials, the normalization of upstream answers (the project's own zod shapes,
- * so that every system does the same per-record work and answers the same JSON), the few field
- * resolvers beyond graphql's defaults, and the bearer-token check of the auth-on runs.
+ * so that every system does the same per-record work and answers the same JSON), the upstream
+ * reads of the mercurius peers, the few field resolvers beyond graphql's defaults, and the bare
+ * peer's bearer-token check (jose, no cache) of the auth-on runs.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { GraphQLScalarType } from 'graphql';
 import { jwtVerify } from 'jose';
+import { Pool } from 'undici';
 import { upstreamShapes } from '../../src/upstream/shapes.ts';
 import { STUB_CREDENTIALS } from '../queries.ts';
 
@@ -40,6 +42,31 @@ export function transactionOf(json: unknown, txRef: string) {
 export function kycUserOf(json: unknown, userRef: string) {
   const answer = shapes.kycResponse.parse(json);
   return { ...answer.data, userRef: answer.data.userRef ?? userRef };
+}
+
+/**
+ * The upstream reads of the mercurius peers: undici's Pool (keep-alive, 64 connections, as the
+ * gateway), one GET per record, `null` for a 404, the record normalised by the shapes above.
+ */
+export function undiciUpstream() {
+  const pool = new Pool(upstreamUrl, { connections: 64 });
+  async function get(path: string, headers: Record<string, string>): Promise<unknown> {
+    const response = await pool.request({ method: 'GET', path, headers });
+    const body = await response.body.json();
+    if (response.statusCode === 404) return null;
+    if (response.statusCode !== 200) throw new Error(`upstream HTTP ${response.statusCode}`);
+    return body;
+  }
+  return {
+    transaction: async (txRef: string) => {
+      const json = await get(paymentPath(txRef), paymentHeaders);
+      return json === null ? null : transactionOf(json, txRef);
+    },
+    kycUser: async (userRef: string) => {
+      const json = await get(kycPath(userRef), kycHeaders);
+      return json === null ? null : kycUserOf(json, userRef);
+    },
+  };
 }
 
 const identity = (name: string) =>

@@ -6,34 +6,9 @@
 import Fastify from 'fastify';
 import mercurius from 'mercurius';
 import mercuriusCache from 'mercurius-cache';
-import { Pool } from 'undici';
-import {
-  authenticate,
-  kycHeaders,
-  kycPath,
-  kycUserOf,
-  paymentHeaders,
-  paymentPath,
-  transactionOf,
-  typeDefs,
-  typeResolvers,
-  upstreamUrl,
-} from './common.ts';
+import { authenticate, typeDefs, typeResolvers, undiciUpstream } from './common.ts';
 
-const pool = new Pool(upstreamUrl, { connections: 64 });
-
-async function get(path: string, headers: Record<string, string>): Promise<unknown> {
-  const response = await pool.request({ method: 'GET', path, headers });
-  const body = await response.body.json();
-  if (response.statusCode === 404) return null;
-  if (response.statusCode !== 200) throw new Error(`upstream HTTP ${response.statusCode}`);
-  return body;
-}
-
-const transaction = async (txRef: string) => {
-  const json = await get(paymentPath(txRef), paymentHeaders);
-  return json === null ? null : transactionOf(json, txRef);
-};
+const { transaction, kycUser } = undiciUpstream();
 
 const app = Fastify();
 app.register(mercurius, {
@@ -45,10 +20,7 @@ app.register(mercurius, {
       transaction: (_: unknown, { txRef }: { txRef: string }) => transaction(txRef),
       transactions: (_: unknown, { txRefs }: { txRefs: string[] }) =>
         Promise.all(txRefs.map(transaction)),
-      kycUser: async (_: unknown, { userRef }: { userRef: string }) => {
-        const json = await get(kycPath(userRef), kycHeaders);
-        return json === null ? null : kycUserOf(json, userRef);
-      },
+      kycUser: (_: unknown, { userRef }: { userRef: string }) => kycUser(userRef),
     },
   } as never,
   context: async (request) => {

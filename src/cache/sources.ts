@@ -143,6 +143,7 @@ export function createSources(deps: SourceDeps): RecordSources {
   ): Promise<T | null> {
     const fetch = () => kind.fetch(id);
     const record = await (options.gate ? options.gate(kind.upstream, fetch) : fetch());
+    if (policy.benchNoWrite) return record;
     if (record !== null) {
       const { ttl, keep } = kind.ttl(record);
       await cache.set(kind.name, key, record, ttl, keep);
@@ -186,16 +187,20 @@ export function createSources(deps: SourceDeps): RecordSources {
     }
   }
 
+  /** Concurrent calls for `key` share one run of `work` (not in the benchmark's bare runs). */
+  const shared = <R>(key: string, work: () => Promise<R>): Promise<R> =>
+    policy.benchNoSingleFlight ? work() : flights.run(key, work);
+
   async function read<T>(kind: RecordKind<T>, key: string, id: string, options: ReadOptions) {
     if (options.bypassCache) {
-      return flights.run(`bypass:${key}`, () => fetchAndStore(kind, key, id, options));
+      return shared(`bypass:${key}`, () => fetchAndStore(kind, key, id, options));
     }
     const cached = await cache.get<T | null>(kind.name, key);
     if (cached && cached.freshUntil > Date.now()) {
       cache.report(kind.name, 'hit');
       return cached.value;
     }
-    const outcome = await flights.run(key, () => load(kind, key, id, cached, options));
+    const outcome = await shared(key, () => load(kind, key, id, cached, options));
     if (outcome.staleSince !== undefined) {
       cache.report(kind.name, 'stale');
       options.onStale?.(id, Math.max(0, Math.round((Date.now() - outcome.staleSince) / 1000)));

@@ -226,14 +226,16 @@ export class UpstreamHttp {
     const call = () => this.#once(path, headers, remaining, attempt);
     const counted = !this.#failedRecently(key);
     try {
-      const result = await this.#bulkhead.execute(() => {
-        if (counted) return this.#breaker.execute(call);
-        // Already counted in this window: not again, but never past an open circuit.
-        if (this.#breaker.state !== CircuitState.Closed) {
-          throw new BrokenCircuitError('the circuit is not closed');
-        }
-        return call();
-      });
+      const result = await (this.#policy.benchNoBreakerOrBulkhead
+        ? call()
+        : this.#bulkhead.execute(() => {
+            if (counted) return this.#breaker.execute(call);
+            // Already counted in this window: not again, but never past an open circuit.
+            if (this.#breaker.state !== CircuitState.Closed) {
+              throw new BrokenCircuitError('the circuit is not closed');
+            }
+            return call();
+          }));
       this.#failedKeys.delete(key);
       this.#observer.attempt?.({
         upstream: this.name,

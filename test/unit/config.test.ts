@@ -351,6 +351,50 @@ describe('loadConfig: numbers, zone and cache', () => {
   });
 });
 
+describe('loadConfig: BENCH_FEATURES_OFF (benchmark only)', () => {
+  it('turns nothing off when unset', () => {
+    const config = loadConfig(fullEnv());
+    expect(config.upstream.benchNoBreakerOrBulkhead).toBeUndefined();
+    expect(config.cache.benchNoWrite).toBeUndefined();
+    expect(config.cache.benchNoSingleFlight).toBeUndefined();
+    expect(config.callerShare.benchOff).toBeUndefined();
+    expect(config.benchNoMetrics).toBeUndefined();
+  });
+
+  it('turns the listed features off outside production', () => {
+    const config = loadConfig(
+      fullEnv({ BENCH_FEATURES_OFF: 'breaker, cache-write,single-flight,caller-share,METRICS' }),
+    );
+    expect(config.upstream.benchNoBreakerOrBulkhead).toBe(true);
+    expect(config.cache.benchNoWrite).toBe(true);
+    expect(config.cache.benchNoSingleFlight).toBe(true);
+    expect(config.callerShare.benchOff).toBe(true);
+    expect(config.benchNoMetrics).toBe(true);
+    const one = loadConfig(fullEnv({ BENCH_FEATURES_OFF: 'metrics' }));
+    expect(one.benchNoMetrics).toBe(true);
+    expect(one.cache.benchNoWrite).toBeUndefined();
+  });
+
+  it.each([{ NODE_ENV: 'production' }, { GATEWAY_PRODUCTION: 'true' }])(
+    'is refused in production, naming BENCH_FEATURES_OFF (%o)',
+    (extra) => {
+      for (const features of ['metrics', 'breaker,cache-write']) {
+        const error = configError(fullEnv({ BENCH_FEATURES_OFF: features, ...extra }));
+        expect(error.variable).toBe('BENCH_FEATURES_OFF');
+        expect(error.message).toMatch(/^BENCH_FEATURES_OFF: must not be set in production/);
+      }
+      // Empty is unset: production starts.
+      expect(loadConfig(fullEnv({ BENCH_FEATURES_OFF: '', ...extra })).production).toBe(true);
+    },
+  );
+
+  it('refuses a name it does not know, listing the known ones', () => {
+    const error = configError(fullEnv({ BENCH_FEATURES_OFF: 'metrics,auth' }));
+    expect(error.variable).toBe('BENCH_FEATURES_OFF');
+    expect(error.message).toContain('breaker, cache-write, single-flight, caller-share, metrics');
+  });
+});
+
 describe('loadConfig: sandbox and production', () => {
   const production = (extra: Env = {}): Env => fullEnv({ NODE_ENV: 'production', ...extra });
   const noUpstreams = (env: Env): Env =>
