@@ -23,16 +23,23 @@ import {
   validate,
 } from 'graphql';
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
-import { createSchema, createYoga, type Plugin, type YogaInitialContext } from 'graphql-yoga';
+import { createYoga, type Plugin, type YogaInitialContext } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import type { Viewer } from './auth.ts';
 import { createContext, type GraphQLContext } from './context.ts';
+import { buildSubgraph } from './graphql/federation.ts';
 import {
   createParser,
   extraValidationRules,
   hardeningPlugins,
   withContractCodes,
 } from './graphql/hardening.ts';
+import {
+  incrementalValidationRules,
+  useIncrementalDelivery,
+  usesIncrementalDelivery,
+  withIncrementalDirectives,
+} from './graphql/incremental.ts';
 import { usePersistedDocuments } from './graphql/persisted.ts';
 import { resolvers } from './graphql/resolvers/index.ts';
 import { useStaleExtension } from './graphql/stale.ts';
@@ -106,17 +113,22 @@ export type PipelineDeps = Pick<
 /** Yoga with its plugins, and the JSON transport over the same pipeline. */
 export function createPipeline(deps: PipelineDeps) {
   const { metrics } = deps;
-  const schema = createSchema<GraphQLContext & NodeServerContext>({
-    typeDefs: loadTypeDefs(),
-    resolvers,
-  });
+  // The schema of schema/ as a federation subgraph (graphql/federation.ts), with `@defer` and
+  // `@stream` declared (graphql/incremental.ts).
+  const schema = withIncrementalDirectives(
+    buildSubgraph({
+      typeDefs: loadTypeDefs(),
+      resolvers,
+      introspection: deps.hardening.introspection,
+    }),
+  );
 
   // One preparation of each document for every path; Yoga's own caches would keep documents
   // that failed, bounded in entries only.
   const documents = createDocumentPreparer({
     schema,
     parse: createParser(deps.hardening),
-    rules: extraValidationRules(deps.hardening),
+    rules: [...incrementalValidationRules(), ...extraValidationRules(deps.hardening)],
     maxBytes: deps.hardening.limits.documentCacheBytes,
     observe: (outcome) => metrics.documents.inc({ outcome }),
   });
@@ -181,6 +193,8 @@ export function createPipeline(deps: PipelineDeps) {
       useStaleExtension(),
       useGraphQLSSE({ endpoint: SSE_STREAM_PATH }),
       useApolloMultipartSubscriptions(withContractCodes),
+      // Before compiled execution, which leaves documents with @defer or @stream to them.
+      useIncrementalDelivery(),
       useCompiledExecution(),
       useAnswerFormat(),
       usePrivateAnswers(),
@@ -386,6 +400,8 @@ export function useCompiledExecution(): Plugin {
 
   return {
     onExecute({ args, executeFn, setExecuteFn }) {
+      // graphql-jit knows neither @defer nor @stream: the standard executor runs those.
+      if (usesIncrementalDelivery(args.document)) return;
       const query = compiledFor(args);
       const operation = query && getOperationAST(args.document, args.operationName);
       if (!query || !operation) return;
