@@ -32,8 +32,7 @@ export function buildSubgraph(options: SubgraphSchemaOptions): GraphQLSchema {
   const schema = buildSubgraphSchema([
     {
       typeDefs: parse(options.typeDefs.join('\n')),
-      // The generated resolver map is the library's map with precise types.
-      resolvers: options.resolvers as GraphQLResolverMap<GraphQLContext>,
+      resolvers: withUnsharedReferences(options.resolvers),
     },
   ]);
   const fields = schema.getQueryType()?.getFields();
@@ -45,6 +44,27 @@ export function buildSubgraph(options: SubgraphSchemaOptions): GraphQLSchema {
   entities.resolve = entityByEntity(schema, entities.resolve as Resolve);
   if (!options.introspection) service.resolve = forServices(service.resolve as Resolve);
   return schema;
+}
+
+/**
+ * The resolver map for the library (the generated map is the library's, with precise types),
+ * each `__resolveReference` giving a shallow copy of its record: the library marks the object
+ * it gets with its `__typename` in place, and records come from the cache frozen and shared.
+ */
+function withUnsharedReferences(resolvers: Resolvers): GraphQLResolverMap<GraphQLContext> {
+  const map = { ...resolvers } as Record<string, Record<string, unknown>>;
+  for (const [name, fields] of Object.entries(map)) {
+    const resolveReference = fields.__resolveReference;
+    if (typeof resolveReference !== 'function') continue;
+    map[name] = {
+      ...fields,
+      __resolveReference: async (...args: unknown[]) => {
+        const record: unknown = await resolveReference(...args);
+        return typeof record === 'object' && record !== null ? { ...record } : record;
+      },
+    };
+  }
+  return map as GraphQLResolverMap<GraphQLContext>;
 }
 
 /** The key fields of each entity type, from its `@key(fields: "…")` (plain field names). */
@@ -76,8 +96,17 @@ function entityByEntity(schema: GraphQLSchema, resolveEntities: Resolve): Resolv
       try {
         const problem = representationProblem(representation, keys);
         if (problem) return new BadUserInputError(`representations[${index}] ${problem}`);
-        const resolved = resolveEntities(source, { representations: [representation] }, ctx, info);
-        return (resolved as unknown[])[0];
+        const [resolved] = resolveEntities(
+          source,
+          { representations: [representation] },
+          ctx,
+          info,
+        ) as unknown[];
+        // A failure as the position's value rather than a rejection: graphql-jit drops a
+        // rejected last item of a list of a union (the list came back one entry short).
+        return Promise.resolve(resolved).catch((error: unknown) =>
+          error instanceof Error ? error : new Error(String(error)),
+        );
       } catch (error) {
         return error;
       }
