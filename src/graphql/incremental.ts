@@ -1,7 +1,8 @@
 /**
- * Incremental delivery (`@defer` and `@stream`), as graphql-yoga's plugin provides it: the two
- * directives in the schema, their validation rules, and execution by the standard executor
- * (graphql-jit, the pipeline's compiled execution, knows neither directive).
+ * Incremental delivery (`@defer` and `@stream`) with graphql-yoga's pieces: the two directives
+ * and the validation rules of its plugin (@graphql-yoga/plugin-defer-stream), execution by its
+ * standard executor (graphql-jit, the pipeline's compiled execution, knows neither directive:
+ * such documents skip it), and its `multipart/mixed` and event-stream answers.
  *
  * Each part goes out as soon as it exists to a client that asked for parts: `Accept` with
  * `multipart/mixed` (Apollo Client, Relay, urql) or `text/event-stream` (graphql-sse in either
