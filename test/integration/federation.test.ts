@@ -338,6 +338,19 @@ describe('_entities, entity by entity, under the rules of transaction and kycUse
   });
 });
 
+it('with introspection on (development), gives the SDL to any valid token', async () => {
+  const endUser = await setup.gateway.token({ sub: 'usr_demo_tier1', scope: null });
+  const response = await gql<{ _service: { sdl: string } }, Record<string, never>>(
+    setup.gateway,
+    '{ _service { sdl } }',
+    {},
+    endUser,
+  );
+  expect(response.data?._service.sdl).toContain(
+    '@link(url: "https://specs.apollo.dev/federation/v2.9"',
+  );
+});
+
 describe('MAX_RECORDS_PER_REQUEST and _service', () => {
   let bounded: TestGateway;
   beforeAll(async () => {
