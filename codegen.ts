@@ -28,11 +28,15 @@ const config: CodegenConfig = {
         useIndexSignature: false,
         strictScalars: true,
         contextType: '../../context.ts#GraphQLContext',
+        // `__resolveReference` typed for the federation entities (@key in schema/).
+        federation: true,
         scalars: {
           ID: { input: 'string', output: 'string' },
           DateTime: { input: 'string', output: 'string' },
           Decimal: { input: 'string', output: 'string' },
           JSON: { input: 'unknown', output: 'unknown' },
+          // The federation spec's field-set scalar, which `federation: true` declares.
+          _FieldSet: { input: 'string', output: 'string' },
         },
         mappers: {
           Transaction: '../../upstream/shapes.ts#UpstreamTransaction',

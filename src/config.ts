@@ -91,7 +91,7 @@ export interface LimitsConfig {
   bodyBytes: number;
   /** Most root fields in one operation (fragments expanded). */
   rootFields: number;
-  /** Most estimated cost; `transactions` counts each of its references. */
+  /** Most estimated cost; `transactions` and `_entities` count each of their references. */
   cost: number;
   /** Most fragment definitions in one document. */
   fragments: number;

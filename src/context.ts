@@ -122,21 +122,24 @@ function loader<T>(
   maxRecords: number,
   read: (key: string) => Promise<T | null>,
 ): DataLoader<string, T | null> {
-  return new DataLoader<string, T | null>((keys) =>
-    Promise.all(
-      keys.map((key) => {
-        const record = `${kind}:${key}`;
-        if (!seen.has(record)) {
-          if (seen.size >= maxRecords) {
-            return new BadUserInputError(
-              `This request reads more than ${maxRecords} distinct records.`,
-            );
-          }
-          seen.add(record);
+  // The batch answers at once with one promise per key, which DataLoader's own promise for
+  // that key follows: each record settles when its read does, not when the batch's slowest
+  // does (so `@stream` sends each entry of `transactions` as it arrives).
+  return new DataLoader<string, T | null>(async (keys) =>
+    keys.map((key) => {
+      const record = `${kind}:${key}`;
+      if (!seen.has(record)) {
+        if (seen.size >= maxRecords) {
+          return new BadUserInputError(
+            `This request reads more than ${maxRecords} distinct records.`,
+          );
         }
-        return read(key).catch((error: unknown) => toError(error));
-      }),
-    ),
+        seen.add(record);
+      }
+      return read(key).catch((error: unknown) => {
+        throw toError(error);
+      }) as unknown as T | null;
+    }),
   );
 }
 

@@ -23,16 +23,23 @@ import {
   validate,
 } from 'graphql';
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
-import { createSchema, createYoga, type Plugin, type YogaInitialContext } from 'graphql-yoga';
+import { createYoga, type Plugin, type YogaInitialContext } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import type { Viewer } from './auth.ts';
 import { createContext, type GraphQLContext } from './context.ts';
+import { buildSubgraph } from './graphql/federation.ts';
 import {
   createParser,
   extraValidationRules,
   hardeningPlugins,
   withContractCodes,
 } from './graphql/hardening.ts';
+import {
+  incrementalValidationRules,
+  useIncrementalDelivery,
+  usesIncrementalDelivery,
+  withIncrementalDirectives,
+} from './graphql/incremental.ts';
 import { usePersistedDocuments } from './graphql/persisted.ts';
 import { resolvers } from './graphql/resolvers/index.ts';
 import { useStaleExtension } from './graphql/stale.ts';
@@ -57,11 +64,12 @@ export function loadTypeDefs(): string[] {
  * The executable schema every transport serves, and what `npm run schema:print` writes to
  * schema.graphql: the one place the public schema is assembled.
  */
-export function createGatewaySchema() {
-  return createSchema<GraphQLContext & NodeServerContext>({
-    typeDefs: loadTypeDefs(),
-    resolvers,
-  });
+export function createGatewaySchema(options: { introspection: boolean } = { introspection: true }) {
+  // The schema of schema/ as a federation subgraph (graphql/federation.ts), with `@defer` and
+  // `@stream` declared (graphql/incremental.ts).
+  return withIncrementalDirectives(
+    buildSubgraph({ typeDefs: loadTypeDefs(), resolvers, introspection: options.introspection }),
+  );
 }
 
 /**
@@ -120,14 +128,14 @@ export type PipelineDeps = Pick<
 /** Yoga with its plugins, and the JSON transport over the same pipeline. */
 export function createPipeline(deps: PipelineDeps) {
   const { metrics } = deps;
-  const schema = createGatewaySchema();
+  const schema = createGatewaySchema({ introspection: deps.hardening.introspection });
 
   // One preparation of each document for every path; Yoga's own caches would keep documents
   // that failed, bounded in entries only.
   const documents = createDocumentPreparer({
     schema,
     parse: createParser(deps.hardening),
-    rules: extraValidationRules(deps.hardening),
+    rules: [...incrementalValidationRules(), ...extraValidationRules(deps.hardening)],
     maxBytes: deps.hardening.limits.documentCacheBytes,
     observe: (outcome) => metrics.documents.inc({ outcome }),
   });
@@ -192,6 +200,8 @@ export function createPipeline(deps: PipelineDeps) {
       useStaleExtension(),
       useGraphQLSSE({ endpoint: SSE_STREAM_PATH }),
       useApolloMultipartSubscriptions(withContractCodes),
+      // Before compiled execution, which leaves documents with @defer or @stream to them.
+      useIncrementalDelivery(),
       useCompiledExecution(),
       // After the plugins that replace the execute function, so that its span wraps theirs.
       ...(deps.tracing ? [useOperationSpans(deps.tracing)] : []),
@@ -399,6 +409,8 @@ export function useCompiledExecution(): Plugin {
 
   return {
     onExecute({ args, executeFn, setExecuteFn }) {
+      // graphql-jit knows neither @defer nor @stream: the standard executor runs those.
+      if (usesIncrementalDelivery(args.document)) return;
       const query = compiledFor(args);
       const operation = query && getOperationAST(args.document, args.operationName);
       if (!query || !operation) return;

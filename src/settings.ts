@@ -516,7 +516,7 @@ export const SETTINGS = {
     1,
     1_000_000,
     5000,
-    'Most estimated cost; `transactions` counts each of its references.',
+    "Most estimated cost; `transactions` and federation's `_entities` count each of their references.",
   ),
   LIMIT_FRAGMENTS: int(0, 10_000, 32, 'Most fragment definitions in one document.'),
   DOCUMENT_CACHE_BYTES: int(

@@ -1,8 +1,9 @@
 /**
  * Protections that run before any resolver or upstream call:
  * document size, tokens, depth, aliases, directives (GraphQL Armor), root fields and cost
- * (ours: cost counts `transactions` by the length of its list, variables included), trusted
- * documents, field suggestions and introspection in production, and error codes on every error.
+ * (ours: cost counts `transactions` and federation's `_entities` by the length of their list,
+ * variables included), trusted documents, field suggestions and introspection in production,
+ * and error codes on every error.
  */
 import { blockFieldSuggestionsPlugin } from '@escape.tech/graphql-armor-block-field-suggestions';
 import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
@@ -136,8 +137,8 @@ function coercedVariables(
 }
 
 /**
- * Estimated cost: one per field resolved, with `transactions` multiplying its selection by
- * the number of references asked (each may be an upstream call), and KYC level and check
+ * Estimated cost: one per field resolved, with `transactions` (and federation's `_entities`)
+ * multiplying its selection by the number of references asked (each may be an upstream call), and KYC level and check
  * lists by a typical size. Fragments are expanded per use, so repeating a fragment costs; the
  * cost of each fragment is computed once, so that the time stays linear in the document.
  */
@@ -186,6 +187,11 @@ function costOfOperation(
   if (!operation) return 0;
   const variables = () => variablesOf(operation);
   const LIST_ESTIMATE: Record<string, number> = { levels: 5, checks: 5 };
+  // Fields that read one record per entry of a list argument (federation's `_entities` too).
+  const LIST_ARGUMENT: Record<string, string> = {
+    transactions: 'txRefs',
+    _entities: 'representations',
+  };
   const fragmentCosts = new Map<string, number>();
   const walk = (
     selectionSet: SelectionSetNode,
@@ -198,13 +204,13 @@ function costOfOperation(
       if (selection.kind === Kind.FIELD) {
         const inner = selection.selectionSet ? walk(selection.selectionSet, seen, depth + 1) : 0;
         const name = selection.name.value;
-        const multiplier =
-          name === 'transactions'
-            ? listLength(
-                selection.arguments?.find((a) => a.name.value === 'txRefs')?.value,
-                variables,
-              )
-            : (LIST_ESTIMATE[name] ?? 1);
+        const listArgument = LIST_ARGUMENT[name];
+        const multiplier = listArgument
+          ? listLength(
+              selection.arguments?.find((a) => a.name.value === listArgument)?.value,
+              variables,
+            )
+          : (LIST_ESTIMATE[name] ?? 1);
         cost += multiplier * (1 + inner);
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         cost += walk(selection.selectionSet, seen, depth + 1);

@@ -42,10 +42,17 @@ export type TransportOutcome = 'answered' | 'declined';
 
 const JSON_BODY = /^application\/json\s*(;|$)/i;
 
+/**
+ * A client that takes an answer in parts (SSE, or `multipart/mixed`: Apollo Client's `@defer`)
+ * is Yoga's, whose answer streams each part as it exists; decided from the headers, before the
+ * body is read, since a declined body's answer would be buffered.
+ */
+const STREAM_TYPES = /text\/event-stream|multipart\/mixed/i;
+
 /** The media type this transport would answer with, or undefined when it leaves it to Yoga. */
 export function jsonAnswerType(req: IncomingMessage): AnswerType | undefined {
   if (req.method !== 'POST' || !JSON_BODY.test(req.headers['content-type'] ?? '')) return;
-  if ((req.headers.accept ?? '').includes('text/event-stream')) return;
+  if (STREAM_TYPES.test(req.headers.accept ?? '')) return;
   return negotiate(req.headers.accept);
 }
 

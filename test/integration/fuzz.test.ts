@@ -19,13 +19,11 @@ import { writeFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import {
-  buildASTSchema,
   type GraphQLArgument,
   type GraphQLField,
   type GraphQLObjectType,
   getNamedType,
   isObjectType,
-  parse,
 } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -36,6 +34,8 @@ import {
 } from '../../sandbox/data.ts';
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
 import { ErrorCode } from '../../src/errors.ts';
+import { buildSubgraph } from '../../src/graphql/federation.ts';
+import { resolvers } from '../../src/graphql/resolvers/index.ts';
 import { loadTypeDefs } from '../../src/pipeline.ts';
 import { advanceWallClock } from '../helpers/clock.ts';
 import {
@@ -231,7 +231,7 @@ function literal(value: unknown): string {
 // ---------------------------------------------------------------------------------------------
 // Operations generated from the schema
 
-const schema = buildASTSchema(parse(loadTypeDefs().join('\n')));
+const schema = buildSubgraph({ typeDefs: loadTypeDefs(), resolvers, introspection: true });
 const QUERY_FIELDS = ['transaction', 'transactions', 'kycUser', 'kycSdkConfig', 'gatewayInfo'];
 const MUTATION_FIELDS = ['verifyTransaction', 'confirmPayment', 'refreshKycUser'];
 

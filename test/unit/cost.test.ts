@@ -1,9 +1,11 @@
-import { buildSchema, parse } from 'graphql';
+import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
+import { buildSubgraph } from '../../src/graphql/federation.ts';
 import { operationCost } from '../../src/graphql/hardening.ts';
+import { resolvers } from '../../src/graphql/resolvers/index.ts';
 import { loadTypeDefs } from '../../src/pipeline.ts';
 
-const schema = buildSchema(loadTypeDefs().join('\n'));
+const schema = buildSubgraph({ typeDefs: loadTypeDefs(), resolvers, introspection: true });
 
 describe('operationCost', () => {
   it('follows the variables of each request when a list length comes from one', () => {

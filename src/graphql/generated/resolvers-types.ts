@@ -26,6 +26,7 @@ export type Scalars = {
   Decimal: { input: string; output: string; }
   /** Any JSON value (object, array, string, number, boolean or null), passed through as the upstream sent it. */
   JSON: { input: unknown; output: unknown; }
+  _FieldSet: { input: string; output: string; }
 };
 
 /** The card used for a card payment. Only the first six and last four digits are ever known. */
@@ -435,6 +436,17 @@ export type TransactionStatus =
 
 export type ResolverTypeWrapper<T> = Promise<T> | T;
 
+export type ReferenceResolver<TResult, TReference, TContext> = (
+      reference: TReference,
+      context: TContext,
+      info: GraphQLResolveInfo
+    ) => Promise<TResult> | TResult;
+
+      type ScalarCheck<T, S> = S extends true ? T : NullableCheck<T, S>;
+      type NullableCheck<T, S> = Maybe<T> extends T ? Maybe<ListCheck<NonNullable<T>, S>> : ListCheck<T, S>;
+      type ListCheck<T, S> = T extends (infer U)[] ? NullableCheck<U, S>[] : GraphQLRecursivePick<T, S>;
+      export type GraphQLRecursivePick<T, S> = { [K in keyof T & keyof S]: ScalarCheck<T[K], S[K]> };
+    
 
 export type ResolverWithResolve<TResult, TParent, TContext, TArgs> = {
   resolve: ResolverFn<TResult, TParent, TContext, TArgs>;
@@ -498,26 +510,40 @@ export type DirectiveResolverFn<TResult = Record<PropertyKey, never>, TParent = 
   info: GraphQLResolveInfo
 ) => TResult | Promise<TResult>;
 
+/** Mapping of federation types */
+export type FederationTypes = {
+  KycUser: KycUser;
+  Transaction: Transaction;
+};
 
+/** Mapping of federation reference types */
+export type FederationReferenceTypes = {
+  KycUser:
+    ( { __typename: 'KycUser' }
+    & GraphQLRecursivePick<FederationTypes['KycUser'], {"userRef":true}> );
+  Transaction:
+    ( { __typename: 'Transaction' }
+    & GraphQLRecursivePick<FederationTypes['Transaction'], {"txRef":true}> );
+};
 
 
 
 /** Mapping between all available schema types and the resolvers types */
 export type ResolversTypes = {
-  Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   Card: ResolverTypeWrapper<UpstreamCard>;
+  String: ResolverTypeWrapper<Scalars['String']['output']>;
+  Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   Customer: ResolverTypeWrapper<UpstreamCustomer>;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
   Decimal: ResolverTypeWrapper<Scalars['Decimal']['output']>;
   ErrorCode: ErrorCode;
-  Float: ResolverTypeWrapper<Scalars['Float']['output']>;
   GatewayInfo: ResolverTypeWrapper<GatewayInfo>;
-  ID: ResolverTypeWrapper<Scalars['ID']['output']>;
-  Int: ResolverTypeWrapper<Scalars['Int']['output']>;
+  Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   JSON: ResolverTypeWrapper<Scalars['JSON']['output']>;
   KycCheck: ResolverTypeWrapper<UpstreamKycCheck>;
   KycLevel: ResolverTypeWrapper<UpstreamKycLevel>;
   KycSdkConfig: ResolverTypeWrapper<KycSdkConfig>;
+  ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   KycUser: ResolverTypeWrapper<UpstreamKycUser>;
   Money: ResolverTypeWrapper<MoneyRecord>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
@@ -525,36 +551,36 @@ export type ResolversTypes = {
   PaymentConfirmation: ResolverTypeWrapper<Omit<PaymentConfirmation, 'transaction'> & { transaction?: Maybe<ResolversTypes['Transaction']> }>;
   PaymentProblem: PaymentProblem;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
-  String: ResolverTypeWrapper<Scalars['String']['output']>;
   Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Transaction: ResolverTypeWrapper<UpstreamTransaction>;
+  Float: ResolverTypeWrapper<Scalars['Float']['output']>;
   TransactionStatus: TransactionStatus;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
 export type ResolversParentTypes = {
-  Boolean: Scalars['Boolean']['output'];
   Card: UpstreamCard;
+  String: Scalars['String']['output'];
+  Int: Scalars['Int']['output'];
   Customer: UpstreamCustomer;
   DateTime: Scalars['DateTime']['output'];
   Decimal: Scalars['Decimal']['output'];
-  Float: Scalars['Float']['output'];
   GatewayInfo: GatewayInfo;
-  ID: Scalars['ID']['output'];
-  Int: Scalars['Int']['output'];
+  Boolean: Scalars['Boolean']['output'];
   JSON: Scalars['JSON']['output'];
   KycCheck: UpstreamKycCheck;
   KycLevel: UpstreamKycLevel;
   KycSdkConfig: KycSdkConfig;
+  ID: Scalars['ID']['output'];
   KycUser: UpstreamKycUser;
   Money: MoneyRecord;
   Mutation: Record<PropertyKey, never>;
   OrderInput: OrderInput;
   PaymentConfirmation: Omit<PaymentConfirmation, 'transaction'> & { transaction?: Maybe<ResolversParentTypes['Transaction']> };
   Query: Record<PropertyKey, never>;
-  String: Scalars['String']['output'];
   Subscription: Record<PropertyKey, never>;
   Transaction: UpstreamTransaction;
+  Float: Scalars['Float']['output'];
 };
 
 export type CardResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Card'] = ResolversParentTypes['Card']> = {
@@ -617,7 +643,8 @@ export type KycSdkConfigResolvers<ContextType = GraphQLContext, ParentType exten
   userRef?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
 };
 
-export type KycUserResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['KycUser'] = ResolversParentTypes['KycUser']> = {
+export type KycUserResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['KycUser'] = ResolversParentTypes['KycUser'], FederationReferenceType extends FederationReferenceTypes['KycUser'] = FederationReferenceTypes['KycUser']> = {
+  __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['KycUser']> | FederationReferenceType, FederationReferenceType, ContextType>;
   currentLevel?: Resolver<Maybe<ResolversTypes['KycLevel']>, ParentType, ContextType>;
   level?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   levels?: Resolver<Array<ResolversTypes['KycLevel']>, ParentType, ContextType>;
@@ -657,7 +684,8 @@ export type SubscriptionResolvers<ContextType = GraphQLContext, ParentType exten
   transactionStatus?: SubscriptionResolver<ResolversTypes['Transaction'], "transactionStatus", ParentType, ContextType, RequireFields<SubscriptionTransactionStatusArgs, 'txRef'>>;
 };
 
-export type TransactionResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Transaction'] = ResolversParentTypes['Transaction']> = {
+export type TransactionResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Transaction'] = ResolversParentTypes['Transaction'], FederationReferenceType extends FederationReferenceTypes['Transaction'] = FederationReferenceTypes['Transaction']> = {
+  __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Transaction']> | FederationReferenceType, FederationReferenceType, ContextType>;
   amount?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
   amountMoney?: Resolver<Maybe<ResolversTypes['Money']>, ParentType, ContextType>;
   appFee?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;

@@ -26,9 +26,11 @@ export const transactions: NonNullable<QueryResolvers['transactions']> = (_, { t
   // graphql-js awaits each item on its own, so a null, a rejection or an Error value stays at
   // its position; the generated item type has no slot for "a promise of null" or an error,
   // hence the widening cast.
+  // A failed read is the Error value at its position, never a rejection: graphql-jit's list
+  // code miscounts rejections that settle out of order (each reference settles on its own).
   return txRefs.map((ref) =>
     canReadTransaction(ctx.viewer, ref)
-      ? ctx.loaders.transaction.load(ref)
+      ? ctx.loaders.transaction.load(ref).catch((error: unknown) => error)
       : transactionForbidden(),
   ) as Array<Promise<UpstreamTransaction>>;
 };

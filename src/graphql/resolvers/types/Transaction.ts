@@ -1,11 +1,16 @@
 import { UpstreamBadResponseError } from '../../../errors.ts';
 import type { TransactionResolvers } from '../../generated/resolvers-types.ts';
+import { readTransaction } from '../Query/transaction.ts';
 import { readable } from '../unreadable.ts';
 
 const NO_CURRENCY = 'data.currency is missing';
 
 /** The record was normalized when it arrived: the other fields are its properties as they are. */
 export const Transaction: TransactionResolvers = {
+  // Federation: a router's representation `{ __typename: "Transaction", txRef }` is read as
+  // `transaction(txRef)` is, nothing of it taken as the record (src/graphql/federation.ts
+  // checks its shape first).
+  __resolveReference: (reference, ctx) => readTransaction(ctx, reference.txRef),
   currency: (tx) => {
     if (tx.currency === null) throw new UpstreamBadResponseError('payment', NO_CURRENCY);
     return tx.currency;

@@ -1,0 +1,419 @@
+/**
+ * The gateway as an Apollo Federation v2 subgraph, end to end over real HTTP on loopback: its
+ * `_service` SDL and a second subgraph (a tiny orders service, graphql-yoga + @apollo/subgraph,
+ * that extends `Transaction` with `order`) composed by @theguild/federation-composition, served
+ * by Hive Gateway (@graphql-hive/gateway-runtime) forwarding the client's Authorization header.
+ * Then `_entities` alone, under the rules of `transaction` and `kycUser`.
+ */
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { buildSubgraphSchema } from '@apollo/subgraph';
+import { createGatewayRuntime, type GatewayRuntime } from '@graphql-hive/gateway-runtime';
+import { composeServices } from '@theguild/federation-composition';
+import { parse } from 'graphql';
+import { createYoga } from 'graphql-yoga';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  codesOf,
+  type GraphQLResponse,
+  gql,
+  type SandboxGateway,
+  sandboxUpstreams,
+  startGateway,
+  startSandboxGateway,
+  type TestGateway,
+} from '../helpers/gateway.ts';
+
+/** The orders service: each order names its payment, and `Transaction` gains `order`. */
+const ORDERS_SDL = `
+  extend schema @link(url: "https://specs.apollo.dev/federation/v2.9", import: ["@key"])
+
+  type Query {
+    orders: [Order!]!
+  }
+
+  type Order @key(fields: "id") {
+    id: ID!
+    total: String!
+    payment: Transaction
+  }
+
+  type Transaction @key(fields: "txRef") {
+    txRef: ID!
+    order: Order
+  }
+`;
+
+const ORDERS = [
+  { id: 'ORD-1', total: '15000.50', txRef: 'NT-SUCCESS001' },
+  { id: 'ORD-2', total: '2500.00', txRef: 'NT-FAILED001' },
+];
+
+type Order = (typeof ORDERS)[number];
+
+function startOrders(): Promise<{ url: string; server: Server; calls: string[] }> {
+  const calls: string[] = [];
+  const schema = buildSubgraphSchema([
+    {
+      typeDefs: parse(ORDERS_SDL),
+      resolvers: {
+        Query: { orders: () => ORDERS },
+        Order: {
+          __resolveReference: (ref: { id: string }) => ORDERS.find((o) => o.id === ref.id),
+          payment: (order: Order) => ({ __typename: 'Transaction', txRef: order.txRef }),
+        },
+        Transaction: {
+          __resolveReference: (ref: { txRef: string }) => ref,
+          order: (tx: { txRef: string }) => ORDERS.find((o) => o.txRef === tx.txRef) ?? null,
+        },
+      },
+    },
+  ]);
+  const yoga = createYoga({
+    schema,
+    logging: false,
+    plugins: [{ onParams: ({ params }) => void calls.push(params.query ?? '') }],
+  });
+  return listen(createServer(yoga)).then(({ url, server }) => ({ url, server, calls }));
+}
+
+async function listen(server: Server): Promise<{ url: string; server: Server }> {
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`, server };
+}
+
+let setup: SandboxGateway;
+let orders: Awaited<ReturnType<typeof startOrders>>;
+let hive: GatewayRuntime;
+let hiveServer: Server;
+let hiveUrl: string;
+let supergraphSdl: string;
+
+beforeAll(async () => {
+  setup = await startSandboxGateway();
+  orders = await startOrders();
+  // What `rover subgraph introspect` or a schema registry does: the subgraph's SDL from
+  // `_service`, asked with a service's token.
+  const service = await gql<{ _service: { sdl: string } }, Record<string, never>>(
+    setup.gateway,
+    '{ _service { sdl } }',
+    {},
+    await setup.gateway.token({ scope: 'schema:read' }),
+  );
+  const sdl = service.data?._service.sdl ?? '';
+  const composed = composeServices([
+    { name: 'payments', typeDefs: parse(sdl), url: `${setup.gateway.url}/graphql` },
+    { name: 'orders', typeDefs: parse(ORDERS_SDL), url: orders.url },
+  ]);
+  if (composed.errors) throw new Error(composed.errors.map((e) => e.message).join('\n'));
+  supergraphSdl = composed.supergraphSdl;
+  hive = createGatewayRuntime({
+    supergraph: supergraphSdl,
+    logging: false,
+    // The router passes each client's own token on to the subgraphs.
+    propagateHeaders: {
+      fromClientToSubgraphs: ({ request }) => ({
+        authorization: request.headers.get('authorization'),
+      }),
+    },
+  });
+  ({ url: hiveUrl, server: hiveServer } = await listen(createServer(hive)));
+});
+
+afterAll(async () => {
+  hiveServer?.closeAllConnections();
+  hiveServer?.close();
+  await hive?.dispose();
+  orders?.server.closeAllConnections();
+  orders?.server.close();
+  await setup?.close();
+});
+
+/** A query to Hive Gateway, with a bearer token. */
+async function viaHive(query: string, token: string): Promise<GraphQLResponse<unknown>> {
+  return gql({ url: hiveUrl.replace(/\/graphql$/, '') }, query, {}, token);
+}
+
+describe('composed with an orders subgraph, served by Hive Gateway', () => {
+  it('composes: the supergraph joins Transaction from both subgraphs by txRef', () => {
+    expect(supergraphSdl).toMatch(/join__type\(graph: PAYMENTS, key: "txRef"\)/);
+    expect(supergraphSdl).toMatch(/join__type\(graph: ORDERS, key: "txRef"\)/);
+    expect(supergraphSdl).toMatch(/join__type\(graph: PAYMENTS, key: "userRef"\)/);
+  });
+
+  it('answers a query that starts at the gateway and continues in the orders service', async () => {
+    const response = await viaHive(
+      '{ transaction(txRef: "NT-SUCCESS001") { status amountMoney { amount } order { id total } } }',
+      setup.token,
+    );
+    expect(response.errors).toBeUndefined();
+    expect(response.data).toEqual({
+      transaction: {
+        status: 'SUCCESSFUL',
+        amountMoney: { amount: expect.any(String) },
+        order: { id: 'ORD-1', total: '15000.50' },
+      },
+    });
+  });
+
+  it("answers a query that starts at the orders service and reads each order's payment through _entities", async () => {
+    const response = await viaHive(
+      '{ orders { id payment { txRef status succeeded } } }',
+      setup.token,
+    );
+    expect(response.errors).toBeUndefined();
+    expect(response.data).toEqual({
+      orders: [
+        { id: 'ORD-1', payment: { txRef: 'NT-SUCCESS001', status: 'SUCCESSFUL', succeeded: true } },
+        { id: 'ORD-2', payment: { txRef: 'NT-FAILED001', status: 'FAILED', succeeded: false } },
+      ],
+    });
+  });
+
+  it("keeps an end user's token to its own payments: a foreign one is FORBIDDEN, with no upstream call", async () => {
+    const endUser = await setup.gateway.token({
+      sub: 'usr_demo_tier1',
+      scope: null,
+      txRefs: ['NT-SUCCESS001'],
+    });
+    const before = setup.sandbox.requests.length;
+    const response = await viaHive('{ orders { id payment { txRef status } } }', endUser);
+    const paymentCalls = setup.sandbox.requests
+      .slice(before)
+      .filter((request) => request.service === 'payment')
+      .map((request) => request.path);
+    expect(paymentCalls.some((path) => path.includes('NT-FAILED001'))).toBe(false);
+    expect(codesOf(response)).toContain('FORBIDDEN');
+    const data = response.data as {
+      orders: Array<{ id: string; payment: { status: string } | null }>;
+    } | null;
+    expect(data?.orders[0]).toEqual({
+      id: 'ORD-1',
+      payment: { txRef: 'NT-SUCCESS001', status: 'SUCCESSFUL' },
+    });
+    expect(data?.orders[1]?.payment ?? null).toBeNull();
+  });
+
+  it("refuses the gateway's part of a request without a token (UNAUTHENTICATED)", async () => {
+    const response = await gql(
+      { url: hiveUrl.replace(/\/graphql$/, '') },
+      '{ orders { id payment { status } } }',
+      {},
+      null,
+    );
+    // The orders service answers; the gateway's part is refused, by Hive Gateway per position.
+    expect(new Set(codesOf(response))).toEqual(new Set(['UNAUTHENTICATED']));
+    expect(response.data).toEqual({
+      orders: [
+        { id: 'ORD-1', payment: null },
+        { id: 'ORD-2', payment: null },
+      ],
+    });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// `_entities` and `_service` asked directly, as a router asks them.
+
+const ENTITIES = `query Entities($representations: [_Any!]!) {
+  _entities(representations: $representations) {
+    __typename
+    ... on Transaction { txRef status }
+    ... on KycUser { userRef level }
+  }
+}`;
+
+function entities(
+  gateway: Pick<TestGateway, 'url'>,
+  representations: unknown[],
+  token: string,
+): Promise<GraphQLResponse<{ _entities: unknown[] }>> {
+  return gql(gateway, ENTITIES, { representations }, token);
+}
+
+/** `[path, code]` of each error, in the order of their positions. */
+function errorsAt(response: GraphQLResponse<unknown>): unknown[] {
+  return (response.errors ?? [])
+    .map((error) => [error.path, error.extensions?.code] as const)
+    .sort(([a], [b]) => Number(a?.[1]) - Number(b?.[1]));
+}
+
+describe('_entities, entity by entity, under the rules of transaction and kycUser', () => {
+  it('resolves each representation, and refuses a malformed one at its position only', async () => {
+    const before = setup.sandbox.requests.length;
+    const response = await entities(
+      setup.gateway,
+      [
+        { __typename: 'Transaction', txRef: 'NT-SUCCESS001' },
+        { __typename: 'Transaction', txRef: 'not-a-ref' },
+        { __typename: 'KycUser', userRef: 'usr_demo_tier1' },
+        { __typename: 'Transaction' },
+        { __typename: 'Transaction', txRef: 42 },
+        { __typename: 'Order', id: 'ORD-1' },
+        'NT-SUCCESS001',
+        { __typename: 'Transaction', txRef: 'NT-UNKNOWN1' },
+      ],
+      setup.token,
+    );
+    expect(response.status).toBe(200);
+    expect(response.data?._entities).toEqual([
+      { __typename: 'Transaction', txRef: 'NT-SUCCESS001', status: 'SUCCESSFUL' },
+      null,
+      { __typename: 'KycUser', userRef: 'usr_demo_tier1', level: 1 },
+      null,
+      null,
+      null,
+      null,
+      null,
+    ]);
+    expect(errorsAt(response)).toEqual([
+      [['_entities', 1], 'BAD_USER_INPUT'],
+      [['_entities', 3], 'BAD_USER_INPUT'],
+      [['_entities', 4], 'BAD_USER_INPUT'],
+      [['_entities', 5], 'BAD_USER_INPUT'],
+      [['_entities', 6], 'BAD_USER_INPUT'],
+    ]);
+    // Only the well-formed references reached an upstream: no call for a malformed one.
+    const paths = setup.sandbox.requests.slice(before).map((request) => request.path);
+    expect(paths.some((path) => path.includes('not-a-ref'))).toBe(false);
+  });
+
+  it('holds an end user to the txRefs claim and its own sub, FORBIDDEN elsewhere with no upstream call', async () => {
+    const endUser = await setup.gateway.token({
+      sub: 'usr_demo_tier1',
+      scope: null,
+      txRefs: ['NT-SUCCESS001'],
+    });
+    const before = setup.sandbox.requests.length;
+    const response = await entities(
+      setup.gateway,
+      [
+        { __typename: 'Transaction', txRef: 'NT-SUCCESS001' },
+        { __typename: 'Transaction', txRef: 'NT-FAILED001' },
+        { __typename: 'KycUser', userRef: 'usr_demo_tier1' },
+        { __typename: 'KycUser', userRef: 'usr_demo_tier3' },
+      ],
+      endUser,
+    );
+    expect(response.data?._entities).toEqual([
+      { __typename: 'Transaction', txRef: 'NT-SUCCESS001', status: 'SUCCESSFUL' },
+      null,
+      { __typename: 'KycUser', userRef: 'usr_demo_tier1', level: 1 },
+      null,
+    ]);
+    expect(errorsAt(response)).toEqual([
+      [['_entities', 1], 'FORBIDDEN'],
+      [['_entities', 3], 'FORBIDDEN'],
+    ]);
+    const paths = setup.sandbox.requests.slice(before).map((request) => request.path);
+    expect(paths.some((path) => /NT-FAILED001|usr_demo_tier3/.test(path))).toBe(false);
+  });
+
+  it('a token with kyc:read only may read KYC entities, not transactions', async () => {
+    const kycOnly = await setup.gateway.token({ scope: 'kyc:read' });
+    const response = await entities(
+      setup.gateway,
+      [
+        { __typename: 'KycUser', userRef: 'usr_demo_tier3' },
+        { __typename: 'Transaction', txRef: 'NT-SUCCESS001' },
+      ],
+      kycOnly,
+    );
+    expect(response.data?._entities[0]).toMatchObject({ userRef: 'usr_demo_tier3' });
+    expect(errorsAt(response)).toEqual([[['_entities', 1], 'FORBIDDEN']]);
+  });
+
+  it('counts representations against the cost limit, before any upstream call', async () => {
+    const before = setup.sandbox.requests.length;
+    const representations = Array.from({ length: 2000 }, (_, index) => ({
+      __typename: 'Transaction',
+      txRef: `NT-COST${index}`,
+    }));
+    const response = await entities(setup.gateway, representations, setup.token);
+    expect(codesOf(response)).toEqual(['GRAPHQL_VALIDATION_FAILED']);
+    expect(response.data ?? null).toBeNull();
+    expect(setup.sandbox.requests.length).toBe(before);
+  });
+});
+
+it('with introspection on (development), gives the SDL to any valid token', async () => {
+  const endUser = await setup.gateway.token({ sub: 'usr_demo_tier1', scope: null });
+  const response = await gql<{ _service: { sdl: string } }, Record<string, never>>(
+    setup.gateway,
+    '{ _service { sdl } }',
+    {},
+    endUser,
+  );
+  expect(response.data?._service.sdl).toContain(
+    '@link(url: "https://specs.apollo.dev/federation/v2.9"',
+  );
+});
+
+describe('MAX_RECORDS_PER_REQUEST and _service', () => {
+  let bounded: TestGateway;
+  beforeAll(async () => {
+    bounded = await startGateway(sandboxUpstreams(setup.sandbox), {
+      MAX_RECORDS_PER_REQUEST: '2',
+      INTROSPECTION: 'false',
+    });
+  });
+  afterAll(() => bounded.close());
+
+  it('reads at most MAX_RECORDS_PER_REQUEST distinct records; one more fails at its position', async () => {
+    const before = setup.sandbox.requests.length;
+    const response = await entities(
+      bounded,
+      [
+        { __typename: 'Transaction', txRef: 'NT-SUCCESS001' },
+        { __typename: 'Transaction', txRef: 'NT-SUCCESS001' },
+        { __typename: 'KycUser', userRef: 'usr_demo_tier1' },
+        { __typename: 'Transaction', txRef: 'NT-FAILED001' },
+      ],
+      await bounded.token(),
+    );
+    // Three distinct records asked, two read: the duplicate costs nothing, and the record past
+    // the bound (whichever the loaders reach last) is BAD_USER_INPUT at its own position.
+    const list = response.data?._entities ?? [];
+    expect(list).toHaveLength(4);
+    expect(list.filter((entity) => entity === null)).toHaveLength(1);
+    expect(list[0]).toEqual(list[1]);
+    const refused = list.indexOf(null);
+    expect(refused).toBeGreaterThan(1);
+    expect(errorsAt(response)).toEqual([[['_entities', refused], 'BAD_USER_INPUT']]);
+    expect(setup.sandbox.requests.length - before).toBeLessThanOrEqual(2);
+  });
+
+  it('with introspection off, gives the SDL to a service token only', async () => {
+    const service = await gql<{ _service: { sdl: string } }, Record<string, never>>(
+      bounded,
+      '{ _service { sdl } }',
+      {},
+      await bounded.token({ scope: 'schema:read' }),
+    );
+    expect(service.data?._service.sdl).toContain('type Transaction @key(fields: "txRef")');
+    expect(service.data?._service.sdl).toContain('type KycUser @key(fields: "userRef")');
+
+    const endUser = await gql(
+      bounded,
+      '{ _service { sdl } }',
+      {},
+      await bounded.token({ sub: 'usr_demo_tier1', scope: null }),
+    );
+    expect(codesOf(endUser)).toEqual(['FORBIDDEN']);
+    expect(JSON.stringify(endUser)).not.toContain('@key');
+
+    const noToken = await gql(bounded, '{ _service { sdl } }', {}, null);
+    expect(noToken.status).toBe(401);
+    // Introspection stays off whatever the token.
+    const introspection = await gql(
+      bounded,
+      '{ __schema { types { name } } }',
+      {},
+      await bounded.token(),
+    );
+    expect(introspection.data ?? null).toBeNull();
+    expect(new Set(codesOf(introspection))).toEqual(new Set(['GRAPHQL_VALIDATION_FAILED']));
+  });
+});
