@@ -8,7 +8,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { printSchema } from 'graphql';
+import { GraphQLSchema, printSchema } from 'graphql';
 import { createGatewaySchema } from '../src/pipeline.ts';
 import { writeOrCheck } from './written-file.ts';
 
@@ -19,9 +19,27 @@ const HEADER =
   '# The public schema of payment-kyc-gateway, printed from schema/ by `npm run schema:print`.\n' +
   '# Do not edit by hand.\n\n';
 
+/**
+ * Federation's own vocabulary (`@link`, `@key`, `@federation__*` and their scalars and enums) is
+ * for composing routers, which read it from `_service { sdl }`; a client's operations cannot use
+ * it, and client code generators would ask a type for each of its scalars. The public SDL keeps
+ * `_service`, `_entities`, `_Any` and `_Entity`, which are fields and types a router queries.
+ */
+const ROUTER_ONLY = /^(link|key|federation__.*|link__.*)$/;
+
+/** The schema a client sees: the gateway's, less federation's router-only definitions. */
+function publicSchema(): GraphQLSchema {
+  const config = createGatewaySchema().toConfig();
+  return new GraphQLSchema({
+    ...config,
+    directives: config.directives.filter(({ name }) => !ROUTER_ONLY.test(name)),
+    types: config.types.filter(({ name }) => !ROUTER_ONLY.test(name)),
+  });
+}
+
 /** The text schema.graphql must hold. */
 export function printedSchema(): string {
-  return `${HEADER}${printSchema(createGatewaySchema())}\n`;
+  return `${HEADER}${printSchema(publicSchema())}\n`;
 }
 
 if (import.meta.main) {

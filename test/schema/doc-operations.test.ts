@@ -1,6 +1,7 @@
 /**
  * Every ```graphql block of the README and docs/ is a valid document against schema.graphql, so
- * an example never names a field the schema does not have (or no longer has).
+ * an example never names a field the schema does not have (or no longer has). Schema excerpts
+ * (type definitions, not operations) are fenced ```graphql sdl and not validated here.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
