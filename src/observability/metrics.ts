@@ -98,6 +98,22 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  readonly unhandledRejections = new Counter({
+    name: 'gateway_unhandled_rejections_total',
+    help: 'Promise rejections nothing handled (logged, the process keeps serving); any is a bug.',
+    registers: [this.registry],
+  });
+
+  /** Reads the connection slots held when /metrics is scraped (set by the server). */
+  connectionSlots: () => number = () => 0;
+
+  readonly connectionSlotsHeld: Gauge = new Gauge({
+    name: 'gateway_connection_slots',
+    help: 'WebSocket connections and graphql-sse reservations held, all callers together.',
+    registers: [this.registry],
+    collect: (): void => this.connectionSlotsHeld.set(this.connectionSlots()),
+  });
+
   /** Reads the document cache's size when /metrics is scraped (set by the server). */
   documentCacheSize: () => number = () => 0;
 
