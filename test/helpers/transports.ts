@@ -271,7 +271,7 @@ export async function runOver(
       const parts = text
         .split('\r\n--graphql')
         .map((part) => part.split('\r\n\r\n')[1])
-        .filter((body): body is string => body?.startsWith('{'))
+        .filter((body): body is string => body?.startsWith('{') === true)
         .map((body) => JSON.parse(body) as { payload?: Record<string, unknown> })
         .filter((part) => part.payload !== undefined);
       while (out.results.length < parts.length) {
