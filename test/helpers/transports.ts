@@ -251,7 +251,9 @@ export async function runOver(
     const response = await fetch(endpoint, {
       method: 'POST',
       headers: {
-        accept: 'multipart/mixed;boundary="graphql";subscriptionSpec=1.0, application/json',
+        // As Apollo Client asks (its subscriptions and, with deferSpec, its queries).
+        accept:
+          'multipart/mixed;boundary="graphql";subscriptionSpec=1.0, application/graphql-response+json, application/json',
         'content-type': 'application/json',
         ...authorization(options.token),
       },
