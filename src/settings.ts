@@ -573,7 +573,7 @@ export const SETTINGS = {
   } satisfies Setting<'off' | 'allow' | 'only'>,
   FAST_PATH: bool(
     true,
-    "JSON POSTs through the JSON transport (node:http, same pipeline and answers). `false`: everything through Yoga's handler.",
+    'No effect any more (accepted so that existing deployments start): every transport runs through the one operation entry.',
   ),
   LOG_LEVEL: {
     schema: oneOf(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')} (got {value})`),
