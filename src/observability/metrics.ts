@@ -41,13 +41,6 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
-  readonly jsonTransport = new Counter({
-    name: 'gateway_json_transport_total',
-    help: "JSON POSTs answered by the JSON transport, or left to Yoga's handler (declined).",
-    labelNames: ['outcome'] as const,
-    registers: [this.registry],
-  });
-
   readonly upstreamCalls = new Counter({
     name: 'gateway_upstream_requests_total',
     help: 'HTTP calls to an upstream, by upstream and outcome.',

@@ -106,6 +106,18 @@ function sseEvents(text: string): Array<{ event: string; data: string }> {
     }));
 }
 
+/** The results of an event stream so far (`next` events' data, unwrapped), and whether it ended. */
+function eventResults(
+  text: string,
+  unwrap: (data: unknown) => Record<string, unknown>,
+): { results: Array<Record<string, unknown>>; ended: boolean } {
+  const events = sseEvents(text);
+  return {
+    results: events.filter((e) => e.event === 'next').map((e) => unwrap(JSON.parse(e.data))),
+    ended: events.some((e) => e.event === 'complete'),
+  };
+}
+
 async function jsonBody(response: Response): Promise<Array<Record<string, unknown>>> {
   const text = await response.text();
   try {
@@ -132,6 +144,25 @@ export async function runOver(
     out.results.push(result);
   };
   const finish = (): WireResult => ({ ...out, codes: codesOf(out.results) });
+  const readJson = async (response: Response) => {
+    for (const result of await jsonBody(response)) got(result);
+    out.raw = JSON.stringify(out.results);
+  };
+  /** Reads a streamed answer; `parse` gives its results so far and whether it said it ended. */
+  const readStream = (
+    response: Response,
+    signal: AbortSignal,
+    parse: (text: string) => { results: Array<Record<string, unknown>>; ended: boolean },
+  ) => {
+    let text = '';
+    return readChunks(response, signal, (chunk) => {
+      text += chunk;
+      out.raw = text;
+      const { results, ended } = parse(text);
+      while (out.results.length < results.length) got(results[out.results.length] ?? {});
+      return ended || out.results.length >= maxResults;
+    });
+  };
 
   if (transport === 'POST' || transport === 'GET') {
     const headers = {
@@ -155,8 +186,7 @@ export async function runOver(
       response = await fetch(`${endpoint}?${search}`, { headers, signal: deadline });
     }
     out.status = response.status;
-    for (const result of await jsonBody(response)) got(result);
-    out.raw = JSON.stringify(out.results);
+    await readJson(response);
     return finish();
   }
 
@@ -173,21 +203,12 @@ export async function runOver(
     });
     out.status = response.status;
     if (!(response.headers.get('content-type') ?? '').includes('text/event-stream')) {
-      for (const result of await jsonBody(response)) got(result);
-      out.raw = JSON.stringify(out.results);
+      await readJson(response);
       return finish();
     }
-    let text = '';
-    await readChunks(response, deadline, (chunk) => {
-      text += chunk;
-      out.raw = text;
-      const events = sseEvents(text);
-      const nexts = events.filter((e) => e.event === 'next');
-      while (out.results.length < nexts.length) {
-        got(JSON.parse(nexts[out.results.length]?.data ?? '{}') as Record<string, unknown>);
-      }
-      return events.some((e) => e.event === 'complete') || out.results.length >= maxResults;
-    });
+    await readStream(response, deadline, (text) =>
+      eventResults(text, (data) => data as Record<string, unknown>),
+    );
     return finish();
   }
 
@@ -199,8 +220,7 @@ export async function runOver(
     });
     if (reserve.status !== 201) {
       out.status = reserve.status;
-      for (const result of await jsonBody(reserve)) got(result);
-      out.raw = JSON.stringify(out.results);
+      await readJson(reserve);
       return finish();
     }
     const streamToken = await reserve.text();
@@ -224,26 +244,13 @@ export async function runOver(
     });
     out.status = sent.status;
     if (sent.status !== 202) {
-      for (const result of await jsonBody(sent)) got(result);
-      out.raw = JSON.stringify(out.results);
+      await readJson(sent);
       await stream.body?.cancel().catch(() => {});
       return finish();
     }
-    let text = '';
-    await readChunks(stream, deadline, (chunk) => {
-      text += chunk;
-      out.raw = text;
-      const events = sseEvents(text);
-      const nexts = events.filter((e) => e.event === 'next');
-      while (out.results.length < nexts.length) {
-        const data = JSON.parse(nexts[out.results.length]?.data ?? '{}') as {
-          id: string;
-          payload: Record<string, unknown>;
-        };
-        got(data.payload);
-      }
-      return events.some((e) => e.event === 'complete') || out.results.length >= maxResults;
-    });
+    await readStream(stream, deadline, (text) =>
+      eventResults(text, (data) => (data as { payload: Record<string, unknown> }).payload),
+    );
     return finish();
   }
 
@@ -262,25 +269,18 @@ export async function runOver(
     });
     out.status = response.status;
     if (!(response.headers.get('content-type') ?? '').startsWith('multipart/mixed')) {
-      for (const result of await jsonBody(response)) got(result);
-      out.raw = JSON.stringify(out.results);
+      await readJson(response);
       return finish();
     }
-    let text = '';
-    await readChunks(response, deadline, (chunk) => {
-      text += chunk;
-      out.raw = text;
-      const parts = text
+    await readStream(response, deadline, (text) => ({
+      results: text
         .split('\r\n--graphql')
         .map((part) => part.split('\r\n\r\n')[1])
         .filter((body): body is string => body?.startsWith('{') === true)
         .map((body) => JSON.parse(body) as { payload?: Record<string, unknown> })
-        .filter((part) => part.payload !== undefined);
-      while (out.results.length < parts.length) {
-        got(parts[out.results.length]?.payload ?? {});
-      }
-      return text.includes('--graphql--') || out.results.length >= maxResults;
-    });
+        .flatMap((part) => (part.payload === undefined ? [] : [part.payload])),
+      ended: text.includes('--graphql--'),
+    }));
     return finish();
   }
 
