@@ -6,7 +6,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { AnswerType } from '../http/answer.ts';
-import { writeResult } from './http.ts';
+import { writeResult } from './io.ts';
 import { type OperationOutcome, requestError } from './operation.ts';
 
 /** Writes `outcome` as one JSON answer of `type`. */

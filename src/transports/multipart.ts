@@ -11,6 +11,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
+import { writeFrame } from './io.ts';
 import { publicResult } from './operation.ts';
 
 const BOUNDARY = 'graphql';
@@ -36,12 +37,12 @@ export async function writeMultipart(
     'x-accel-buffering': 'no',
   });
   res.flushHeaders();
-  const heartbeat = apollo ? setInterval(() => res.write(part({})), HEARTBEAT_MS) : undefined;
+  const heartbeat = apollo ? setInterval(() => writeFrame(res, part({})), HEARTBEAT_MS) : undefined;
   try {
     for await (const result of stream) {
-      res.write(part(apollo ? { payload: publicResult(result) } : publicResult(result)));
+      writeFrame(res, part(apollo ? { payload: publicResult(result) } : publicResult(result)));
     }
-    res.end(`\r\n--${BOUNDARY}--\r\n`);
+    if (!res.writableEnded) res.end(`\r\n--${BOUNDARY}--\r\n`);
   } finally {
     clearInterval(heartbeat);
   }

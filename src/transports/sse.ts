@@ -21,7 +21,7 @@ import type { ExecutionResult } from 'graphql';
 import { GatewayError } from '../errors.ts';
 import type { RequestSummary } from '../observability/plugin.ts';
 import type { ConnectionSlots } from './connections.ts';
-import { clientGone, readParams, statusOf, writeResult } from './http.ts';
+import { clientGone, readParams, statusOf, writeFrame, writeResult } from './io.ts';
 import {
   type Admitted,
   type OperationEntry,
@@ -104,12 +104,12 @@ export async function writeEventStream(
   }
   res.writeHead(200, STREAM_HEADERS);
   res.write(':\n\n');
-  const ping = setInterval(() => res.write(':\n\n'), PING_MS);
+  const ping = setInterval(() => writeFrame(res, ':\n\n'), PING_MS);
   try {
-    const write = (result: ExecutionResult) => res.write(frame('next', publicResult(result)));
+    const write = (result: ExecutionResult) => writeFrame(res, frame('next', publicResult(result)));
     if (outcome.kind === 'result') write(outcome.result);
     else for await (const result of outcome.stream) write(result);
-    res.end(frame('complete', undefined));
+    if (!res.writableEnded) res.end(frame('complete', undefined));
   } finally {
     clearInterval(ping);
   }
@@ -133,7 +133,7 @@ export function createSseTransport(deps: SseDeps) {
 
   const deliver = (reservation: Reservation, text: string, stop: AbortController): void => {
     if (reservation.stream) {
-      reservation.stream.write(text);
+      writeFrame(reservation.stream, text);
       return;
     }
     if (reservation.queue.length >= MAX_QUEUED_FRAMES) {
@@ -210,8 +210,8 @@ export function createSseTransport(deps: SseDeps) {
     reservation.stream = res;
     res.writeHead(200, STREAM_HEADERS);
     res.write(':\n\n');
-    for (const text of reservation.queue.splice(0)) res.write(text);
-    const ping = setInterval(() => res.write(':\n\n'), PING_MS);
+    for (const text of reservation.queue.splice(0)) writeFrame(res, text);
+    const ping = setInterval(() => writeFrame(res, ':\n\n'), PING_MS);
     const gone = clientGone(res);
     gone.addEventListener('abort', () => {
       clearInterval(ping);

@@ -19,7 +19,7 @@ import { WebSocketServer } from 'ws';
 import { GatewayError } from '../errors.ts';
 import type { RequestSummary } from '../observability/plugin.ts';
 import type { ConnectionSlots } from './connections.ts';
-import { statusOf } from './http.ts';
+import { statusOf } from './io.ts';
 import {
   type Admitted,
   type OperationEntry,
