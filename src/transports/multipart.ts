@@ -17,8 +17,12 @@ import { publicResult } from './operation.ts';
 const BOUNDARY = 'graphql';
 const HEARTBEAT_MS = 5000;
 
+/**
+ * One part, closed by the boundary at once: a client hands a part on when it sees the delimiter
+ * that ends it, so a part followed by its delimiter only with the next part would wait for it.
+ */
 function part(body: unknown): string {
-  return `\r\n--${BOUNDARY}\r\ncontent-type: application/json; charset=utf-8\r\n\r\n${JSON.stringify(body)}`;
+  return `\r\ncontent-type: application/json; charset=utf-8\r\n\r\n${JSON.stringify(body)}\r\n--${BOUNDARY}`;
 }
 
 /**
@@ -36,13 +40,14 @@ export async function writeMultipart(
     'content-type': `multipart/mixed;boundary="${BOUNDARY}";${spec}`,
     'x-accel-buffering': 'no',
   });
-  res.flushHeaders();
+  // The opening delimiter; each part then ends with the next one, the last with `--`.
+  writeFrame(res, `\r\n--${BOUNDARY}`);
   const heartbeat = apollo ? setInterval(() => writeFrame(res, part({})), HEARTBEAT_MS) : undefined;
   try {
     for await (const result of stream) {
       writeFrame(res, part(apollo ? { payload: publicResult(result) } : publicResult(result)));
     }
-    if (!res.writableEnded) res.end(`\r\n--${BOUNDARY}--\r\n`);
+    if (!res.writableEnded) res.end('--\r\n');
   } finally {
     clearInterval(heartbeat);
   }

@@ -275,6 +275,8 @@ export async function runOver(
     await readStream(response, deadline, (text) => ({
       results: text
         .split('\r\n--graphql')
+        // A part counts once the delimiter that ends it has come, as clients read them.
+        .slice(0, -1)
         .map((part) => part.split('\r\n\r\n')[1])
         .filter((body): body is string => body?.startsWith('{') === true)
         .map((body) => JSON.parse(body) as { payload?: Record<string, unknown> })
