@@ -6,6 +6,8 @@
  * transport ends with UNAUTHENTICATED); tokens without `sub` are keyed by the token, not the
  * address; LIVE_MAX_PER_CALLER holds across replicas sharing Redis.
  */
+import { once } from 'node:events';
+import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -238,4 +240,28 @@ describe.skipIf(skipRedis)('LIVE_MAX_PER_CALLER with Redis', () => {
     );
     expect(third.codes).toEqual([]);
   });
+});
+
+it('MAX_CONNECTIONS bounds the sockets of the process', async () => {
+  const small = await startGateway(sandboxUpstreams(sandbox), { MAX_CONNECTIONS: '3' });
+  const { port, hostname } = new URL(small.url);
+  const sockets: Socket[] = [];
+  try {
+    const closedSoon = async () => {
+      const socket = connect(Number(port), hostname);
+      sockets.push(socket);
+      await once(socket, 'connect');
+      const closed = once(socket, 'close').then(() => true);
+      return Promise.race([closed, sleep(500, false)]);
+    };
+    expect([await closedSoon(), await closedSoon(), await closedSoon()]).toEqual([
+      false,
+      false,
+      false,
+    ]);
+    expect(await closedSoon()).toBe(true);
+  } finally {
+    for (const socket of sockets) socket.destroy();
+    await small.close();
+  }
 });
