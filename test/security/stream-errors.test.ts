@@ -96,6 +96,26 @@ describe.each(STREAMING)('an error inside a subscription over %s', (transport) =
   });
 });
 
+describe.each(STREAMING)('a stream over %s that its client leaves', (transport) => {
+  it("gives the caller's live slot back at once", async () => {
+    const token = await gateway.token({ sub: `leaver-${transport}` });
+    const watch = (suffix: string) =>
+      runOver(
+        transport,
+        gateway.url,
+        { query: STATUS, variables: { txRef: `NT-PENDING${Date.now()}${suffix}` } },
+        { token, maxResults: 1 },
+      );
+    // LIVE_MAX_PER_CALLER is 1: each watch gets PENDING only if the one before was freed.
+    for (const suffix of ['1', '2', '3']) {
+      const out = await watch(suffix);
+      expect(out.codes).toEqual([]);
+      expect(JSON.stringify(out.results)).toContain('PENDING');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  });
+});
+
 describe('the graphql-sse client in single-connection mode', () => {
   it('receives the error and the gateway goes on serving', async () => {
     const token = await gateway.token({ scope: null, sub: 'usr_b', txRefs: ['NT-SUCCESS001'] });
