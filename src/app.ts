@@ -271,7 +271,8 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
       trustedDocuments: config.trustedDocuments,
     },
     corsOrigins: config.corsOrigins,
-    fastPath: config.fastPath,
+    corsAllowedHeaders: config.corsAllowedHeaders,
+    connections: config.connections,
     rateLimiter,
     persistedStore: createPersistedStore({
       maxEntries: 10_000,

@@ -31,6 +31,10 @@ export interface Viewer {
    * claim): a merchant's backend lists the end user's own payments in the page's token.
    */
   txRefs: ReadonlySet<string>;
+  /** When the token expires (epoch ms); absent when checking is off. */
+  expiresAt?: number;
+  /** The token's `jti`, when it has one (the caller's key for a token without `sub`). */
+  tokenId?: string;
 }
 
 /** A viewer that may read nothing (requests that need no token, such as GraphiQL's page). */
@@ -208,6 +212,10 @@ export function createAuthenticator(
         subject: typeof payload.sub === 'string' ? payload.sub : undefined,
         scopes: scopesOf(payload),
         txRefs: txRefsOf(payload),
+        expiresAt: expires,
+        ...(typeof payload.jti === 'string' &&
+          payload.jti.length > 0 &&
+          payload.jti.length <= 128 && { tokenId: `jti:${payload.jti}` }),
       };
       verified.set(token, { viewer, until: Math.min(expires, Date.now() + REMEMBER_MS) });
       return viewer;

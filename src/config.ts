@@ -175,6 +175,15 @@ export interface GatewayConfig {
   introspection: boolean;
   /** Origins allowed by CORS; empty: no CORS headers at all. */
   corsOrigins: string[];
+  /** Request headers allowed from those origins beyond the default list. */
+  corsAllowedHeaders: string[];
+  /** Long-lived connections (contract §9). */
+  connections: {
+    /** WebSockets and graphql-sse reservations one caller may hold at once. */
+    maxPerCaller: number;
+    /** Sockets the process holds at once. */
+    maxSockets: number;
+  };
   limits: LimitsConfig;
   /** Per-caller rates: end users' tokens (no scope) and service tokens (with scopes). */
   rateLimit: RateLimitConfig & { service: RateLimitConfig };
@@ -220,7 +229,7 @@ export interface GatewayConfig {
     maxPollMs: number;
     maxWatchMs: number;
     heartbeatMs: number;
-    /** Live subscriptions one caller may hold at once (in this process). */
+    /** Live subscriptions one caller may hold at once (across replicas with Redis). */
     maxPerCaller: number;
   };
 }
@@ -427,6 +436,11 @@ export function loadConfig(env: Env): GatewayConfig {
     graphiql: readSetting(env, 'GRAPHIQL') ?? !production,
     introspection: readSetting(env, 'INTROSPECTION') ?? !production,
     corsOrigins: readSetting(env, 'CORS_ORIGINS'),
+    corsAllowedHeaders: readSetting(env, 'CORS_ALLOWED_HEADERS'),
+    connections: {
+      maxPerCaller: readSetting(env, 'CONNECTIONS_MAX_PER_CALLER'),
+      maxSockets: readSetting(env, 'MAX_CONNECTIONS'),
+    },
     limits: {
       depth: readSetting(env, 'LIMIT_DEPTH'),
       aliases: readSetting(env, 'LIMIT_ALIASES'),

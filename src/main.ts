@@ -215,6 +215,15 @@ async function main(): Promise<void> {
       );
     });
   };
+  // The last line: a rejection nothing handled is logged and counted, never the process's end.
+  // (Streams end with an error event instead: see src/transports/operation.ts.)
+  process.on('unhandledRejection', (reason) => {
+    gateway.metrics.unhandledRejections.inc();
+    gateway.logger.error(
+      { error: reason instanceof Error ? reason.name : typeof reason },
+      'unhandled promise rejection',
+    );
+  });
   process.once('SIGINT', () => shutdown('SIGINT'));
   process.once('SIGTERM', () => shutdown('SIGTERM'));
 }

@@ -1,15 +1,14 @@
 /**
  * The one plugin pipeline every transport runs: the schema and its resolvers, Yoga with every
- * plugin (limits, persisted documents, document preparation, error codes, the request summary,
- * CSRF, stale records, graphql-sse, multipart subscriptions, compiled execution, the answer
- * format), the per-request context, and the JSON transport over the same pipeline. The pipeline's
- * own two steps are below: documents prepared once, and compiled execution. The HTTP layer
- * (server.ts) admits a request and hands it to one of these.
+ * plugin (limits, document preparation, error codes, the request summary, CSRF, stale records,
+ * compiled execution, the answer format), the per-request context, and the one resolution of
+ * persisted documents. The pipeline's own two steps are below: documents prepared once, and
+ * compiled execution. The operation entry (src/transports/operation.ts) runs an operation
+ * through it for every transport; server.ts only routes.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
-import { useGraphQLSSE } from '@graphql-yoga/plugin-graphql-sse';
 import {
   type DocumentNode,
   type ExecutionArgs,
@@ -26,13 +25,14 @@ import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import { createYoga, type Plugin, type YogaInitialContext } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import type { Viewer } from './auth.ts';
-import { createContext, type GraphQLContext } from './context.ts';
+import type { RecordSources } from './cache/sources.ts';
+import { createContext, type GraphQLContext, type ResolverSettings } from './context.ts';
 import { buildSubgraph } from './graphql/federation.ts';
 import {
   createParser,
   extraValidationRules,
+  type HardeningOptions,
   hardeningPlugins,
-  withContractCodes,
 } from './graphql/hardening.ts';
 import {
   incrementalValidationRules,
@@ -40,15 +40,21 @@ import {
   usesIncrementalDelivery,
   withIncrementalDirectives,
 } from './graphql/incremental.ts';
-import { usePersistedDocuments } from './graphql/persisted.ts';
+import {
+  createDocumentResolver,
+  type PersistedStore,
+  usePersistedDocuments,
+} from './graphql/persisted.ts';
 import { resolvers } from './graphql/resolvers/index.ts';
 import { useStaleExtension } from './graphql/stale.ts';
 import { useAnswerFormat } from './http/answer.ts';
-import { createJsonTransport, type Enveloped } from './http/json-transport.ts';
-import { useApolloMultipartSubscriptions } from './http/multipart-subscriptions.ts';
-import { addErrorCodes, type RequestSummary, useRequestSummary } from './observability/plugin.ts';
-import { useOperationSpans } from './observability/tracing.ts';
-import type { GatewayDeps } from './server.ts';
+import type { LiveStatusHub } from './live/hub.ts';
+import type { GatewayMetrics } from './observability/metrics.ts';
+import { type RequestSummary, useRequestSummary } from './observability/plugin.ts';
+import { type Tracing, useOperationSpans } from './observability/tracing.ts';
+import type { PaymentConfirmations } from './payments/confirmation.ts';
+import type { OperationContext } from './transports/operation.ts';
+import type { CallerShare } from './upstream/caller-share.ts';
 
 const SCHEMA_DIR = new URL('../schema/', import.meta.url);
 
@@ -81,8 +87,12 @@ export interface NodeServerContext extends PreparedSlot {
   res: ServerResponse;
   summary: RequestSummary;
   viewer: Viewer;
-  /** The caller's identity for per-caller limits: `sub:<subject>`, or `ip:<address>`. */
+  /** The caller's identity for per-caller limits: `sub:<subject>`, or `tok:<token hash>`. */
   caller: string;
+  /** Aborted when the operation must stop (set by the operation entry). */
+  operationSignal?: AbortSignal;
+  /** The transport frames an incremental answer in parts (set by the operation entry). */
+  parts?: boolean;
 }
 
 export const PRIVATE_ANSWER_HEADERS = [
@@ -106,26 +116,26 @@ function closed(req: IncomingMessage): AbortSignal {
   return controller.signal;
 }
 
-export /** Where Yoga serves graphql-sse's single-connection mode (clients use /graphql). */
-const SSE_STREAM_PATH = '/graphql/stream';
-
 /** What the pipeline needs from the gateway's composition. */
-export type PipelineDeps = Pick<
-  GatewayDeps,
-  | 'sources'
-  | 'settings'
-  | 'graphiql'
-  | 'metrics'
-  | 'hardening'
-  | 'corsOrigins'
-  | 'persistedStore'
-  | 'callerShare'
-  | 'live'
-  | 'confirmations'
-  | 'tracing'
->;
+export interface PipelineDeps {
+  sources: RecordSources;
+  settings: ResolverSettings;
+  graphiql: false | { headers?: Record<string, string> };
+  metrics: GatewayMetrics;
+  hardening: HardeningOptions;
+  /** Documents clients registered by hash (automatic persisted queries). */
+  persistedStore: PersistedStore;
+  /** Each caller's share of upstream concurrency; absent, no per-caller bound. */
+  callerShare?: CallerShare;
+  /** Live transaction status (`transactionStatus`). */
+  live: LiveStatusHub;
+  /** `confirmPayment`: the order checks and the claims. */
+  confirmations: PaymentConfirmations;
+  /** OpenTelemetry spans of operations, when tracing is on. */
+  tracing?: Tracing;
+}
 
-/** Yoga with its plugins, and the JSON transport over the same pipeline. */
+/** Yoga with its plugins, the resolution of persisted documents, and one operation's pipeline. */
 export function createPipeline(deps: PipelineDeps) {
   const { metrics } = deps;
   const schema = createGatewaySchema({ introspection: deps.hardening.introspection });
@@ -140,6 +150,11 @@ export function createPipeline(deps: PipelineDeps) {
     observe: (outcome) => metrics.documents.inc({ outcome }),
   });
   metrics.documentCacheSize = () => documents.bytes;
+  const resolveDocument = createDocumentResolver({
+    mode: deps.hardening.trustedDocuments,
+    store: deps.persistedStore,
+    validates: (query) => documents.prepare(query).ok,
+  });
 
   const yoga = createYoga<NodeServerContext, GraphQLContext>({
     schema,
@@ -163,31 +178,12 @@ export function createPipeline(deps: PipelineDeps) {
     renderGraphiQL: async (options) =>
       (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
     logging: false,
-    // Browsers may call only from the listed origins; none by default.
-    cors:
-      deps.corsOrigins.length === 0
-        ? false
-        : {
-            origin: deps.corsOrigins,
-            credentials: false,
-            methods: ['GET', 'POST'],
-            allowedHeaders: [
-              'authorization',
-              'content-type',
-              'x-request-id',
-              'x-graphql-yoga-csrf',
-            ],
-            exposedHeaders: ['x-request-id', 'retry-after'],
-            maxAge: 600,
-          },
+    // CORS is the HTTP layer's, the same for every transport (src/http/cors.ts).
+    cors: false,
     batching: false,
     plugins: [
       ...hardeningPlugins(deps.hardening),
-      usePersistedDocuments({
-        mode: deps.hardening.trustedDocuments,
-        store: deps.persistedStore,
-        validates: (query) => documents.prepare(query).ok,
-      }),
+      usePersistedDocuments(resolveDocument),
       documents.plugin(),
       // After the hardening plugins, so that it records the codes clients receive.
       useRequestSummary(),
@@ -198,8 +194,6 @@ export function createPipeline(deps: PipelineDeps) {
         requestHeaders: ['x-graphql-yoga-csrf', 'authorization', 'graphql-preflight'],
       }),
       useStaleExtension(),
-      useGraphQLSSE({ endpoint: SSE_STREAM_PATH }),
-      useApolloMultipartSubscriptions(withContractCodes),
       // Before compiled execution, which leaves documents with @defer or @stream to them.
       useIncrementalDelivery(),
       useCompiledExecution(),
@@ -209,21 +203,20 @@ export function createPipeline(deps: PipelineDeps) {
       usePrivateAnswers(),
     ],
     context: (server) =>
-      createContext(deps, server, () => server.request?.signal ?? closed(server.req)),
+      createContext(
+        deps,
+        server,
+        () => server.operationSignal ?? server.request?.signal ?? closed(server.req),
+      ),
   });
 
-  // JSON POSTs from node:http through the same pipeline (see src/http/json-transport.ts).
-  const jsonTransport = createJsonTransport<NodeServerContext>({
-    getEnveloped: (server) =>
-      yoga.getEnveloped(server as NodeServerContext & YogaInitialContext) as unknown as Enveloped,
-    finish: (result, server) => {
-      const final = withContractCodes(result);
-      addErrorCodes(server.summary, final);
-      return final;
-    },
-  });
-
-  return { yoga, serveJson: jsonTransport };
+  return {
+    yoga,
+    resolveDocument,
+    /** The pipeline of one operation, for the operation entry. */
+    getEnveloped: (context: OperationContext) =>
+      yoga.getEnveloped(context as NodeServerContext & YogaInitialContext),
+  };
 }
 
 const DEFAULT_QUERY = `# Try the demo references of the sandbox:

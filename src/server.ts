@@ -1,82 +1,48 @@
 /**
- * createGateway(deps): the HTTP layer around the pipeline (pipeline.ts). A request to /graphql
- * is admitted from its headers alone (token, then the caller's rate), then served by the JSON
- * transport or Yoga's handler, and logged and counted once it is answered; the other paths of
+ * createGateway(deps): the HTTP layer, which only routes. A request to /graphql is admitted
+ * from its headers alone (the operation entry's token and rate checks, before any body is read),
+ * then handed to the adapter of its transport (src/transports/: json, sse, multipart; WebSocket
+ * upgrades to websocket.ts), each of which runs its operation through the one operation entry
+ * (src/transports/operation.ts); it is logged and counted once answered. The other paths of
  * docs/api.md are routed here too. No globals: everything it uses is passed in, so tests build
  * gateways against their own upstream servers on loopback.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Span } from '@opentelemetry/api';
-import type { ExecutionResult } from 'graphql';
-import type { YogaInitialContext } from 'graphql-yoga';
-import { type Authenticator, NO_ACCESS, type Viewer } from './auth.ts';
-import type { RecordSources } from './cache/sources.ts';
-import type { ResolverSettings } from './context.ts';
-import { GatewayError, RateLimitedError, UnauthenticatedError } from './errors.ts';
-import { type HardeningOptions, withContractCodes } from './graphql/hardening.ts';
-import type { PersistedStore } from './graphql/persisted.ts';
-import { jsonAnswerType } from './http/json-transport.ts';
+import { type Authenticator, NO_ACCESS } from './auth.ts';
+import type { GatewayError } from './errors.ts';
+import { createCors } from './http/cors.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
-import { attachWebSocket, type EnvelopedWithSubscribe } from './http/websocket.ts';
-import type { LiveStatusHub } from './live/hub.ts';
 import type { Logger } from './observability/logger.ts';
 import type { GatewayMetrics } from './observability/metrics.ts';
 import type { RequestSummary } from './observability/plugin.ts';
 import { withRequestId } from './observability/request-context.ts';
-import { endRequestSpan, type Tracing, traceRequest } from './observability/tracing.ts';
-import type { PaymentConfirmations } from './payments/confirmation.ts';
-import {
-  createPipeline,
-  type NodeServerContext,
-  PRIVATE_ANSWER_HEADERS,
-  SSE_STREAM_PATH,
-} from './pipeline.ts';
-import type { CallerShare } from './upstream/caller-share.ts';
+import { endRequestSpan, traceRequest } from './observability/tracing.ts';
+import { createPipeline, type PipelineDeps, PRIVATE_ANSWER_HEADERS } from './pipeline.ts';
+import { ConnectionSlots } from './transports/connections.ts';
+import { createHttpTransport } from './transports/http.ts';
+import { type Admitted, createOperationEntry } from './transports/operation.ts';
+import { createSseTransport, isSingleConnection } from './transports/sse.ts';
+import { attachWebSocket } from './transports/websocket.ts';
 import type { KycPageHandler } from './web/kycPage.ts';
-
-/** A request of graphql-sse's single-connection mode: a reservation, or one bearing its token. */
-function isSingleConnectionSse(req: IncomingMessage): boolean {
-  return (
-    req.method === 'PUT' ||
-    req.method === 'DELETE' ||
-    req.headers['x-graphql-event-stream-token'] !== undefined ||
-    /[?&]token=/.test(req.url ?? '')
-  );
-}
-
-/** Who the HTTP entry let in. */
-type Admitted = Pick<NodeServerContext, 'viewer' | 'caller'>;
 
 /** Readiness: whether the gateway can do useful work now, and why not. */
 export type ReadinessCheck = () => Promise<{ ready: boolean; reasons: string[] }>;
 
-export interface GatewayDeps {
-  sources: RecordSources;
+export interface GatewayDeps extends PipelineDeps {
   authenticate: Authenticator;
-  settings: ResolverSettings;
-  graphiql: false | { headers?: Record<string, string> };
-  metrics: GatewayMetrics;
   logger: Logger;
   readiness: ReadinessCheck;
   /** Serves the KYC web page (`/kyc` and its assets) when it is on; absent, those paths 404. */
   kycPage?: KycPageHandler;
-  hardening: HardeningOptions;
   /** Origins allowed by CORS; empty: no CORS at all. */
   corsOrigins: string[];
+  /** Request headers allowed by CORS beyond the default list (`CORS_ALLOWED_HEADERS`). */
+  corsAllowedHeaders?: string[];
   rateLimiter: RateLimiter;
-  /** Documents clients registered by hash (automatic persisted queries). */
-  persistedStore: PersistedStore;
-  /** OpenTelemetry spans of requests, when tracing is on. */
-  tracing?: Tracing;
-  /** Each caller's share of upstream concurrency; absent, no per-caller bound. */
-  callerShare?: CallerShare;
-  /** The JSON transport for JSON POSTs (default on); off, every request goes through Yoga's handler. */
-  fastPath?: boolean;
-  /** Live transaction status (`transactionStatus`). */
-  live: LiveStatusHub;
-  /** `confirmPayment`: comparison and the claims of payments for orders. */
-  confirmations: PaymentConfirmations;
+  /** Long-lived connections: per caller (WebSockets + graphql-sse reservations) and per process. */
+  connections?: { maxPerCaller: number; maxSockets: number };
   /** Closes upstream pools and the cache. */
   close: () => Promise<void>;
 }
@@ -90,11 +56,10 @@ export interface Gateway {
   closeWebSockets: () => Promise<void>;
   metrics: GatewayMetrics;
   logger: Logger;
+  /** Connection slots held per caller (WebSockets + graphql-sse reservations). */
+  connections: ConnectionSlots;
   close: () => Promise<void>;
 }
-
-/** Headers that describe one connection's framing, not the answer: never copied over. */
-const HOP_BY_HOP = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive']);
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -157,61 +122,6 @@ function refuseEarly(req: IncomingMessage, res: ServerResponse, error: GatewayEr
   res.end(body);
 }
 
-/**
- * The whole body as text, from the stream's events (an async iterator over the request added a
- * promise per chunk). Rejects when the client goes away before the end.
- */
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.once('error', reject);
-    req.once('close', () => {
-      if (!req.complete) reject(new Error('the request was cut short'));
-    });
-  });
-}
-
-/** Admission from the headers alone, the same for every transport. */
-function createAdmission(deps: Pick<GatewayDeps, 'authenticate' | 'rateLimiter'>) {
-  /**
-   * The token, then the caller's rate, from the headers alone: a request without a valid token
-   * or over its rate costs no body read, no parse and no validation.
-   */
-  const admit = async (req: IncomingMessage): Promise<GatewayError | Admitted> => {
-    const admitted = await identify(req.headers.authorization ?? null, req);
-    if (admitted instanceof GatewayError) return admitted;
-    return (await charge(admitted)) ?? admitted;
-  };
-
-  /** The caller a token names, or UNAUTHENTICATED (the same for every transport). */
-  const identify = async (
-    authorization: string | null,
-    req: IncomingMessage,
-  ): Promise<GatewayError | Admitted> => {
-    let viewer: Viewer;
-    try {
-      viewer = await deps.authenticate(authorization);
-    } catch (error) {
-      if (error instanceof UnauthenticatedError) return error;
-      throw error;
-    }
-    const caller = viewer.subject
-      ? `sub:${viewer.subject}`
-      : `ip:${req.socket.remoteAddress ?? ''}`;
-    return { viewer, caller };
-  };
-
-  /** One request (or WebSocket operation) on the caller's rate, or RATE_LIMITED. */
-  const charge = async ({ viewer, caller }: Admitted): Promise<GatewayError | undefined> => {
-    const kind = viewer.scopes.size > 0 ? 'service' : 'endUser';
-    const decision = await deps.rateLimiter.take(caller, kind);
-    return decision.allowed ? undefined : new RateLimitedError(decision.retryAfterSeconds);
-  };
-  return { admit, identify, charge };
-}
-
 /** One log line and the request metrics, when the response has gone out. */
 function logRequest(
   { metrics, logger }: Pick<GatewayDeps, 'metrics' | 'logger'>,
@@ -271,67 +181,32 @@ function routeOthers(
   send(res, 404, 'not found\n');
 }
 
-/**
- * A buffered POST the JSON transport declined, answered by Yoga's handler through its Fetch
- * interface (the body has been read already).
- */
-async function postToYoga(
-  yoga: ReturnType<typeof createPipeline>['yoga'],
-  req: IncomingMessage,
-  res: ServerResponse,
-  body: string,
-  context: NodeServerContext,
-): Promise<void> {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (typeof value === 'string') headers.set(name, value);
-    else if (Array.isArray(value)) for (const item of value) headers.append(name, item);
-  }
-  const response = await yoga.fetch(
-    `http://${req.headers.host ?? 'localhost'}${req.url ?? '/graphql'}`,
-    { method: 'POST', headers, body },
-    context,
-  );
-  const answer = Buffer.from(await response.arrayBuffer());
-  const outgoing: Record<string, string | string[]> = {};
-  response.headers.forEach((value, name) => {
-    if (!HOP_BY_HOP.has(name)) outgoing[name] = value;
-  });
-  res.writeHead(response.status, { ...outgoing, 'content-length': answer.length });
-  res.end(answer);
-}
-
 /** Builds the gateway. */
 export function createGateway(deps: GatewayDeps): Gateway {
   const { metrics, logger } = deps;
-  const { yoga, serveJson } = createPipeline(deps);
-  const { admit, identify, charge } = createAdmission(deps);
+  const { yoga, resolveDocument, getEnveloped } = createPipeline(deps);
+  const entry = createOperationEntry({
+    authenticate: deps.authenticate,
+    rateLimiter: deps.rateLimiter,
+    documents: resolveDocument,
+    getEnveloped,
+    production: deps.hardening.production,
+  });
+  const limits = deps.connections ?? { maxPerCaller: 20, maxSockets: 10_000 };
+  const slots = new ConnectionSlots(limits.maxPerCaller);
+  metrics.connectionSlots = () => slots.total;
+  const sse = createSseTransport({ entry, slots });
+  const http = createHttpTransport(entry);
+  const cors = createCors({
+    origins: deps.corsOrigins,
+    ...(deps.corsAllowedHeaders && { extraHeaders: deps.corsAllowedHeaders }),
+  });
 
-  /** Whether a POST may try the JSON transport (CORS, streams and trusted-only are Yoga's). */
-  const transportEligible = (req: IncomingMessage): boolean =>
-    deps.fastPath !== false &&
-    deps.hardening.trustedDocuments !== 'only' &&
-    jsonAnswerType(req) !== undefined &&
-    !(deps.corsOrigins.length > 0 && req.headers.origin !== undefined);
-
-  /** Reads the (length-checked) body, tries the JSON transport, else hands the body to Yoga. */
-  const serveBuffered = async (
-    req: IncomingMessage,
-    res: ServerResponse,
-    context: NodeServerContext,
-  ): Promise<void> => {
-    const body = await readBody(req);
-    const outcome = await serveJson(req, res, body, context);
-    metrics.jsonTransport.inc({ outcome });
-    if (outcome === 'declined') await postToYoga(yoga, req, res, body, context);
-  };
-
-  /** What needs no token: GraphiQL's page itself, and CORS preflights (neither executes). */
+  /** What needs no token: GraphiQL's page itself (it executes nothing). */
   const servedWithoutToken = (req: IncomingMessage): boolean =>
-    req.method === 'OPTIONS' ||
-    (deps.graphiql !== false &&
-      req.method === 'GET' &&
-      (req.headers.accept ?? '').includes('text/html'));
+    deps.graphiql !== false &&
+    req.method === 'GET' &&
+    (req.headers.accept ?? '').includes('text/html');
 
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const path = (req.url ?? '/').split('?', 1)[0];
@@ -343,7 +218,22 @@ export function createGateway(deps: GatewayDeps): Gateway {
     routeOthers(deps, req, res, path);
   };
 
-  /** `/graphql`: admission from the headers, then a transport. */
+  /** The adapter of an admitted request's transport. */
+  const route = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    admitted: Admitted,
+    summary: RequestSummary,
+  ): Promise<void> => {
+    const request = { req, res, admitted, summary };
+    if (isSingleConnection(req)) return sse.serve(request);
+    if (req.method === 'GET' || req.method === 'POST') return http(request);
+    res.writeHead(405, { allow: 'GET, POST, PUT, DELETE', 'content-length': '0' });
+    res.end();
+    return Promise.resolve();
+  };
+
+  /** `/graphql`: CORS, admission from the headers, then a transport. */
   const serveGraphQL = (req: IncomingMessage, res: ServerResponse, span: Span | undefined) => {
     const incoming = req.headers['x-request-id'];
     const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
@@ -359,47 +249,31 @@ export function createGateway(deps: GatewayDeps): Gateway {
     withRequestId(id, () => admitAndServe(req, res, summary));
   };
 
-  /** Serves a request with its id set: admission from the headers, then a transport. */
+  /** Serves a request with its id set: CORS, admission from the headers, then a transport. */
   const admitAndServe = (req: IncomingMessage, res: ServerResponse, summary: RequestSummary) => {
+    if (cors(req, res)) return;
     if (servedWithoutToken(req)) {
       void yoga.handle(req, res, { req, res, summary, viewer: NO_ACCESS, caller: '' });
       return;
     }
-    admit(req).then(
-      (admitted) => {
-        if ('code' in admitted) {
-          summary.codes.push(admitted.code);
-          refuseEarly(req, res, admitted);
-          return;
-        }
-        if (req.method === 'POST' && !withinBodyLimit(req, res, deps.hardening.limits.bodyBytes))
-          return;
-        const context: NodeServerContext = { req, res, summary, ...admitted };
-        // graphql-sse's single-connection mode (a reserved stream, then operations bearing
-        // its token) is served by its handler, at its own path inside Yoga.
-        if (isSingleConnectionSse(req)) {
-          req.url = `${SSE_STREAM_PATH}${req.url?.slice('/graphql'.length) ?? ''}`;
-          void yoga.handle(req, res, context);
-          return;
-        }
-        if (transportEligible(req)) {
-          serveBuffered(req, res, context).catch(() => {
-            if (!res.headersSent) send(res, 500, 'internal error\n');
-            else res.destroy();
-          });
-          return;
-        }
-        void yoga.handle(req, res, context);
-      },
-      () => {
-        if (!res.headersSent) send(res, 500, 'internal error\n');
-      },
-    );
+    const failed = () => {
+      if (!res.headersSent) send(res, 500, 'internal error\n');
+      else res.destroy();
+    };
+    entry.admit(req.headers.authorization ?? null).then((admitted) => {
+      if ('code' in admitted) {
+        summary.codes.push(admitted.code);
+        refuseEarly(req, res, admitted);
+        return;
+      }
+      if (req.method === 'POST' && !withinBodyLimit(req, res, deps.hardening.limits.bodyBytes))
+        return;
+      route(req, res, admitted, summary).catch(failed);
+    }, failed);
   };
 
   const timeoutMs = deps.hardening.limits.requestTimeoutMs;
   const closeSockets = new Set<() => Promise<void>>();
-  const finishResult = (result: ExecutionResult) => withContractCodes(result);
   const closeWebSockets = async (): Promise<void> => {
     await Promise.allSettled([...closeSockets].map((close) => close()));
   };
@@ -413,21 +287,20 @@ export function createGateway(deps: GatewayDeps): Gateway {
           requestTimeout: timeoutMs,
           headersTimeout: Math.min(60_000, timeoutMs),
           connectionsCheckingInterval: Math.min(1000, timeoutMs),
+          // Only a WebSocket upgrade is one: any other (`h2c`) is served over HTTP/1.1.
+          shouldUpgradeCallback: (req: IncomingMessage) =>
+            /^websocket$/i.test(req.headers.upgrade ?? ''),
         },
         handle,
       );
+      server.maxConnections = limits.maxSockets;
       closeSockets.add(
-        attachWebSocket<Admitted>(server, {
+        attachWebSocket(server, {
           path: '/graphql',
           maxPayload: deps.hardening.limits.bodyBytes,
-          identify,
-          charge,
-          getEnveloped: (admitted, req) => {
-            const summary: RequestSummary = { id: randomUUID(), codes: [] };
-            const initial = { req, summary, ...admitted } as NodeServerContext & YogaInitialContext;
-            return yoga.getEnveloped(initial) as unknown as EnvelopedWithSubscribe;
-          },
-          finish: finishResult,
+          entry,
+          slots,
+          summary: () => ({ id: randomUUID(), codes: [] }),
         }),
       );
       return server;
@@ -435,7 +308,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
     closeWebSockets,
     metrics,
     logger,
+    connections: slots,
     close: async () => {
+      sse.close();
       await closeWebSockets();
       await deps.close();
     },

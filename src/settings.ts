@@ -114,6 +114,24 @@ const list: z.ZodType<string[], string> = z.string().transform((v) =>
     .filter(Boolean),
 );
 
+/** A comma-separated list of HTTP header names (RFC 9110 tokens), lower-cased. */
+const headerNames: z.ZodType<string[], string> = z.string().transform((value, ctx) => {
+  const out: string[] = [];
+  for (const name of value.split(',')) {
+    const trimmed = name.trim().toLowerCase();
+    if (trimmed === '') continue;
+    if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(trimmed)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must list header names (got ${JSON.stringify(trimmed)})`,
+      });
+      return z.NEVER;
+    }
+    out.push(trimmed);
+  }
+  return out;
+});
+
 const origins: z.ZodType<string[], string> = z.string().transform((value, ctx) => {
   const out: string[] = [];
   for (const origin of value.split(',')) {
@@ -452,7 +470,7 @@ export const SETTINGS = {
     1,
     100_000,
     10,
-    'Live subscriptions one caller may hold at once (per process); one more is `RATE_LIMITED`.',
+    'Live subscriptions one caller may hold at once (across every replica when `CACHE_URL` is set); one more is `RATE_LIMITED`.',
   ),
   AUTH_JWT_SECRET: {
     schema: z
@@ -505,6 +523,25 @@ export const SETTINGS = {
     shownDefault: 'unset: no CORS',
     description: 'Comma-separated origins allowed to call from a browser (no credentials mode).',
   } satisfies Setting<string[]>,
+  CORS_ALLOWED_HEADERS: {
+    schema: headerNames,
+    default: [],
+    shownDefault: 'unset: the default list only',
+    description:
+      'Comma-separated request headers allowed from a CORS origin, added to the default list (authorization, content-type, accept, x-request-id, traceparent, tracestate, baggage, x-graphql-event-stream-token, x-graphql-yoga-csrf, graphql-preflight, apollo-require-preflight).',
+  } satisfies Setting<string[]>,
+  CONNECTIONS_MAX_PER_CALLER: int(
+    1,
+    100_000,
+    20,
+    'WebSocket connections and graphql-sse reservations one caller may hold at once; one more is HTTP 429 or WebSocket close 4429.',
+  ),
+  MAX_CONNECTIONS: int(
+    1,
+    1_000_000,
+    10_000,
+    'Sockets the process holds at once; further connections are closed at once.',
+  ),
   LIMIT_DEPTH: int(1, 1000, 12, 'Deepest selection, checked before execution.'),
   LIMIT_ALIASES: int(0, 10_000, 30, 'Most aliases in one document.'),
   LIMIT_DIRECTIVES: int(0, 10_000, 50, 'Most directives in one document.'),
@@ -558,7 +595,7 @@ export const SETTINGS = {
   } satisfies Setting<'off' | 'allow' | 'only'>,
   FAST_PATH: bool(
     true,
-    "JSON POSTs through the JSON transport (node:http, same pipeline and answers). `false`: everything through Yoga's handler.",
+    'No effect any more (accepted so that existing deployments start): every transport runs through the one operation entry.',
   ),
   LOG_LEVEL: {
     schema: oneOf(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')} (got {value})`),

@@ -97,30 +97,6 @@ export function usesIncrementalDelivery(document: DocumentNode): boolean {
   return uses;
 }
 
-/** A Fetch request's headers and URL, as Yoga puts the request in the context. */
-interface RequestLike {
-  headers: { get(name: string): string | null };
-  url: string;
-}
-
-const STREAMED = /(^|,)\s*(multipart\/mixed|text\/event-stream)\s*(;|,|$)/i;
-
-/**
- * Whether the request asked for its answer in parts: `multipart/mixed` or `text/event-stream`
- * in `Accept` (not with q=0), or an operation of graphql-sse's single-connection mode (its
- * results go to the reserved event stream). Requests with no Fetch request in their context
- * (the JSON transport, WebSocket) did not.
- */
-export function asksForParts(request: RequestLike | undefined): boolean {
-  if (!request) return false;
-  if (request.headers.get('x-graphql-event-stream-token') !== null) return true;
-  if (/[?&]token=/.test(request.url)) return true;
-  const accept = request.headers.get('accept') ?? '';
-  return accept
-    .split(',')
-    .some((range) => STREAMED.test(range) && !/;\s*q\s*=\s*0(\.0*)?\s*(;|$)/i.test(range));
-}
-
 /** One part of an incremental answer, in the format graphql-yoga's executor sends. */
 interface IncrementalPart extends ExecutionResult {
   hasNext?: boolean;
@@ -178,11 +154,12 @@ function publicPart(part: IncrementalPart): IncrementalPart {
  * not ask for parts, and masked, coded errors in the parts of one that did.
  */
 export function useIncrementalDelivery(): Plugin {
-  const parts: Plugin<{ request?: RequestLike; summary?: RequestSummary }> = {
+  const parts: Plugin<{ parts?: boolean; summary?: RequestSummary }> = {
     onExecute({ args, executeFn, setExecuteFn }) {
       if (!usesIncrementalDelivery(args.document)) return;
-      const context = args.contextValue as { request?: RequestLike; summary?: RequestSummary };
-      if (!asksForParts(context.request)) {
+      // `parts`: set by the operation entry from the transport (multipart and SSE frame parts).
+      const context = args.contextValue as { parts?: boolean; summary?: RequestSummary };
+      if (context.parts !== true) {
         setExecuteFn(async (run) => {
           const result = (await executeFn(run)) as ExecutionResult | AsyncIterable<IncrementalPart>;
           return isAsyncIterable(result) ? wholeAnswer(result) : result;

@@ -124,82 +124,85 @@ function plain<P extends { extensions?: unknown }>(params: P, query: string): P 
   return { ...rest, query } as unknown as P;
 }
 
-/** The Yoga plugin (runs on the request's parameters, before parsing). */
-export function usePersistedDocuments(options: {
+/**
+ * A request's parameters with the document to run: the text it sent, or the persisted or
+ * trusted document it named. Throws the request error (GraphQLError with code and status).
+ */
+export type DocumentResolver = <
+  P extends { extensions?: unknown; documentId?: unknown; query?: unknown },
+>(
+  params: P,
+) => Promise<P>;
+
+/** The one resolution of persisted and trusted documents every transport goes through. */
+export function createDocumentResolver(options: {
   mode: TrustedDocumentsMode;
   store: PersistedStore;
   /** Whether a query parses and validates (the shared document preparer). */
   validates: (query: string) => boolean;
-}): Plugin {
+}): DocumentResolver {
   const trusted = loadTrustedDocuments();
   const { mode, store } = options;
+  return async (params) => {
+    const hash = hashOf(params as { extensions?: Record<string, unknown>; documentId?: unknown });
+    const query =
+      typeof params.query === 'string' && params.query !== '' ? params.query : undefined;
+    if (hash instanceof GraphQLError) throw hash;
+    if (hash === undefined) {
+      if (query === undefined) {
+        throw requestError(
+          'The request has no query and no document id.',
+          'GRAPHQL_PARSE_FAILED',
+          400,
+        );
+      }
+      if (mode === 'only') {
+        throw requestError(
+          'This gateway accepts only trusted documents, sent by their id.',
+          'GRAPHQL_VALIDATION_FAILED',
+          400,
+        );
+      }
+      return params;
+    }
+    const known = trusted.get(`sha256:${hash}`);
+    if (query !== undefined) {
+      if (sha256(query) !== hash) {
+        throw requestError(
+          'The persisted query hash is not the SHA-256 of the query.',
+          'GRAPHQL_VALIDATION_FAILED',
+          400,
+        );
+      }
+      if (mode === 'only' && known === undefined) {
+        throw requestError(
+          'This gateway accepts only trusted documents.',
+          'GRAPHQL_VALIDATION_FAILED',
+          400,
+        );
+      }
+      if (mode === 'allow' && known === undefined && options.validates(query)) {
+        await store.set(hash, query);
+      }
+      return plain(params, query);
+    }
+    const stored = known ?? (mode === 'allow' ? await store.get(hash) : undefined);
+    if (stored === undefined) {
+      if (mode === 'only') {
+        throw requestError('Unknown document id.', 'GRAPHQL_VALIDATION_FAILED', 400);
+      }
+      throw requestError('PersistedQueryNotFound', 'PERSISTED_QUERY_NOT_FOUND', 200);
+    }
+    return plain(params, stored);
+  };
+}
+
+/** The Yoga plugin over the same resolution (runs on the request's parameters, before parsing). */
+export function usePersistedDocuments(resolve: DocumentResolver): Plugin {
   return {
     async onParams({ params, setParams }) {
-      const hash = hashOf(params as { extensions?: Record<string, unknown>; documentId?: unknown });
-      const query =
-        typeof params.query === 'string' && params.query !== '' ? params.query : undefined;
-      // Thrown, not set as the result: Yoga runs every later onParams hook (its own checks
-      // would answer "Must provide query string" instead), a thrown error stops them.
-      const refuse = (error: GraphQLError): never => {
-        throw error;
-      };
-      if (hash instanceof GraphQLError) return refuse(hash);
-      if (hash === undefined) {
-        if (query === undefined) {
-          return refuse(
-            requestError(
-              'The request has no query and no document id.',
-              'GRAPHQL_PARSE_FAILED',
-              400,
-            ),
-          );
-        }
-        if (mode === 'only') {
-          return refuse(
-            requestError(
-              'This gateway accepts only trusted documents, sent by their id.',
-              'GRAPHQL_VALIDATION_FAILED',
-              400,
-            ),
-          );
-        }
-        return;
-      }
-      const known = trusted.get(`sha256:${hash}`);
-      if (query !== undefined) {
-        if (sha256(query) !== hash) {
-          return refuse(
-            requestError(
-              'The persisted query hash is not the SHA-256 of the query.',
-              'GRAPHQL_VALIDATION_FAILED',
-              400,
-            ),
-          );
-        }
-        if (mode === 'only' && known === undefined) {
-          return refuse(
-            requestError(
-              'This gateway accepts only trusted documents.',
-              'GRAPHQL_VALIDATION_FAILED',
-              400,
-            ),
-          );
-        }
-        if (mode === 'allow' && known === undefined && options.validates(query)) {
-          await store.set(hash, query);
-        }
-        setParams(plain(params, query));
-        return;
-      }
-      const stored = known ?? (mode === 'allow' ? await store.get(hash) : undefined);
-      if (stored === undefined) {
-        if (mode === 'only') {
-          return refuse(requestError('Unknown document id.', 'GRAPHQL_VALIDATION_FAILED', 400));
-        }
-        // 200 whatever the Accept header: clients read this answer to send the query.
-        return refuse(requestError('PersistedQueryNotFound', 'PERSISTED_QUERY_NOT_FOUND', 200));
-      }
-      setParams(plain(params, stored));
+      const resolved = await resolve(params);
+      if (resolved !== params) setParams(resolved);
     },
   };
 }

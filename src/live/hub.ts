@@ -13,6 +13,7 @@ import { BadUserInputError, type ErrorCode, GatewayError, UpstreamError } from '
 import { isFinalStatus } from '../model/status.ts';
 import { outsideRequests } from '../observability/request-context.ts';
 import type { UpstreamTransaction } from '../upstream/shapes.ts';
+import { type LiveSlots, MemoryLiveSlots } from './slots.ts';
 
 /** What a poller tells the subscribers of a txRef. */
 export type LiveEvent =
@@ -32,7 +33,7 @@ export interface LiveSettings {
   maxPollMs: number;
   maxWatchMs: number;
   heartbeatMs: number;
-  /** Watches one caller may hold at once (in this process). */
+  /** Watches one caller may hold at once (across replicas with Redis). */
   maxPerCaller: number;
 }
 
@@ -110,11 +111,12 @@ export abstract class LiveHubBase implements LiveStatusHub {
   protected readonly deps: LiveDeps;
   protected closed = false;
   readonly #inboxes = new Set<Inbox>();
-  /** Watches open per caller (entries leave at zero). */
-  readonly #perCaller = new Map<string, number>();
+  /** Watches open per caller: in this process, or across replicas (Redis). */
+  readonly #slots: LiveSlots;
 
-  constructor(deps: LiveDeps) {
+  constructor(deps: LiveDeps, slots: LiveSlots = new MemoryLiveSlots()) {
     this.deps = deps;
+    this.#slots = slots;
   }
 
   /**
@@ -129,20 +131,18 @@ export abstract class LiveHubBase implements LiveStatusHub {
     caller: string,
   ): AsyncGenerator<UpstreamTransaction> {
     if (this.closed) throw new GatewayError('UPSTREAM_UNAVAILABLE', SHUTTING_DOWN);
-    const held = this.#perCaller.get(caller) ?? 0;
-    if (held >= this.deps.settings.maxPerCaller) {
+    const max = this.deps.settings.maxPerCaller;
+    const release = await this.#slots.take(caller, max);
+    if (!release) {
       throw new GatewayError(
         'RATE_LIMITED',
-        `This caller already follows ${held} transactions; end one before starting another.`,
+        `This caller already follows ${max} transactions; end one before starting another.`,
       );
     }
-    this.#perCaller.set(caller, held + 1);
     try {
       yield* this.#follow(txRef, signal);
     } finally {
-      const left = (this.#perCaller.get(caller) ?? 1) - 1;
-      if (left > 0) this.#perCaller.set(caller, left);
-      else this.#perCaller.delete(caller);
+      release();
     }
   }
 

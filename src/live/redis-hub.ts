@@ -27,6 +27,7 @@ import {
   type LiveListener,
   runPoller,
 } from './hub.ts';
+import { RedisLiveSlots } from './slots.ts';
 
 // KEYS: subs. ARGV: member, ttl ms. Registers a watch until now + ttl (Redis's clock).
 const REGISTER = luaScript(`
@@ -96,7 +97,7 @@ export class RedisLiveStatusHub extends LiveHubBase {
   readonly #lockMs: number;
 
   constructor(deps: LiveDeps, redis: RedisConnection) {
-    super(deps);
+    super(deps, new RedisLiveSlots(redis));
     this.#redis = redis;
     this.#beatMs = deps.settings.heartbeatMs;
     this.#lockMs = 3 * deps.settings.heartbeatMs;

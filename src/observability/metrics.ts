@@ -56,13 +56,6 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
-  readonly jsonTransport = new Counter({
-    name: 'gateway_json_transport_total',
-    help: "JSON POSTs answered by the JSON transport, or left to Yoga's handler (declined).",
-    labelNames: ['outcome'] as const,
-    registers: [this.registry],
-  });
-
   readonly upstreamCalls = new Counter({
     name: 'gateway_upstream_requests_total',
     help: 'HTTP calls to an upstream, by upstream and outcome.',
@@ -118,6 +111,22 @@ export class GatewayMetrics {
     help: 'Documents prepared for execution: cached (reused), prepared (parsed and validated), refused.',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
+  });
+
+  readonly unhandledRejections = new Counter({
+    name: 'gateway_unhandled_rejections_total',
+    help: 'Promise rejections nothing handled (logged, the process keeps serving); any is a bug.',
+    registers: [this.registry],
+  });
+
+  /** Reads the connection slots held when /metrics is scraped (set by the server). */
+  connectionSlots: () => number = () => 0;
+
+  readonly connectionSlotsHeld: Gauge = new Gauge({
+    name: 'gateway_connection_slots',
+    help: 'WebSocket connections and graphql-sse reservations held, all callers together.',
+    registers: [this.registry],
+    collect: (): void => this.connectionSlotsHeld.set(this.connectionSlots()),
   });
 
   /** Reads the document cache's size when /metrics is scraped (set by the server). */

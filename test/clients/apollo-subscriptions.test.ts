@@ -63,3 +63,30 @@ it('gets the error of an unknown reference', async () => {
   expect(JSON.stringify(values[0])).toContain('BAD_USER_INPUT');
   expect(JSON.stringify(values[0])).toContain('does not know this transaction');
 });
+
+it('receives each part as it exists: PENDING well before the payment settles', async () => {
+  // Issue 21, finding 6: the JSON transport used to buffer the whole multipart answer, so the
+  // first part came only when the stream ended (pendingSeconds later).
+  const txRef = `NT-PENDINGARRIVAL${Date.now()}`;
+  const started = performance.now();
+  const arrivals: Array<{ at: number; status: unknown }> = [];
+  await new Promise<void>((resolve, reject) => {
+    void gateway.token().then((token) =>
+      client(token)
+        .subscribe({ query: STATUS, variables: { txRef } })
+        .subscribe({
+          next: (value) =>
+            arrivals.push({
+              at: performance.now() - started,
+              status: (value.data as { transactionStatus?: { status?: unknown } } | undefined)
+                ?.transactionStatus?.status,
+            }),
+          error: reject,
+          complete: resolve,
+        }),
+    );
+  });
+  expect(arrivals.map((a) => a.status)).toEqual(['PENDING', 'SUCCESSFUL']);
+  expect(arrivals[0]?.at).toBeLessThan(700);
+  expect((arrivals[1]?.at ?? 0) - (arrivals[0]?.at ?? 0)).toBeGreaterThan(300);
+});

@@ -40,7 +40,8 @@ export interface TestGateway {
   url: string;
   /** An HS256 token for the test secret. Default: every scope. */
   token(claims?: {
-    sub?: string;
+    /** `null`: no `sub` claim. */
+    sub?: string | null;
     /** `null`: no scope claim (an end user); an array is sent as is. */
     scope?: string | unknown[] | null;
     /** The `txRefs` claim, sent as given (malformed values too); absent when undefined. */
@@ -118,12 +119,12 @@ export async function startGateway(
     url: `http://127.0.0.1:${port}`,
     token: (claims = {}) => {
       const scope = claims.scope === undefined ? 'transactions:read kyc:read' : claims.scope;
-      return new SignJWT({
+      const signer = new SignJWT({
         ...(scope !== null && { scope }),
         ...(claims.txRefs !== undefined && { txRefs: claims.txRefs }),
-      })
-        .setProtectedHeader({ alg: 'HS256' })
-        .setSubject(claims.sub ?? 'test-merchant')
+      }).setProtectedHeader({ alg: 'HS256' });
+      if (claims.sub !== null) signer.setSubject(claims.sub ?? 'test-merchant');
+      return signer
         .setIssuedAt()
         .setExpirationTime(claims.expiresIn ?? '5m')
         .sign(new TextEncoder().encode(TEST_JWT_SECRET));

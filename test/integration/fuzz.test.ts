@@ -44,6 +44,7 @@ import {
   TEST_JWT_SECRET,
   type TestGateway,
 } from '../helpers/gateway.ts';
+import { runOver, type Operation as WireOperation } from '../helpers/transports.ts';
 
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : 20_240_405;
 const RUNS = process.env.FUZZ_RUNS ? Number(process.env.FUZZ_RUNS) : 1000;
@@ -823,6 +824,8 @@ let gateway: TestGateway;
 /** The same gateway with every request through Yoga's handler: the transports must agree. */
 let yogaOnly: TestGateway;
 const tokens: Partial<Record<Auth, string>> = {};
+/** Tokens without `sub` (a caller keyed by the token itself), for the connection transports. */
+const connectionTokens: Partial<Record<'noSub' | 'endUserNoSub', string>> = {};
 /** Status, error code and content type counts, printed at the end. */
 const seen = new Map<string, number>();
 const count = (key: string) => seen.set(key, (seen.get(key) ?? 0) + 1);
@@ -857,6 +860,12 @@ beforeAll(async () => {
     txRefs: ['NT-SUCCESS001', 'NT-PENDING001', 'NT-FAILED001', 'NT-ERR500'],
   });
   tokens.garbage = 'not-a-jwt';
+  connectionTokens.noSub = await gateway.token({ sub: null, scope: 'transactions:read' });
+  connectionTokens.endUserNoSub = await gateway.token({
+    sub: null,
+    scope: null,
+    txRefs: ['NT-SUCCESS001', 'NT-PENDING001'],
+  });
   tokens.expired = await gateway.token({ expiresIn: Math.floor(Date.now() / 1000) - 60 });
 });
 afterAll(async () => {
@@ -1063,6 +1072,76 @@ describe('fuzzing /graphql', () => {
         .map(([key, n]) => `${key}: ${n}`)
         .join(', ')}`,
     );
+  }, 600_000);
+
+  it('drives WebSocket and graphql-sse single connection with tokens of every kind', async () => {
+    const AUTHS = [
+      'full',
+      'transactions',
+      'endUser',
+      'endUserWithRefs',
+      'none',
+      'garbage',
+      'expired',
+      'noSub',
+      'endUserNoSub',
+    ] as const;
+    const secrets = [
+      sandbox.credentials.paymentAccessToken,
+      sandbox.credentials.kycSecretKey,
+      TEST_JWT_SECRET,
+      ...upstreamAddresses(),
+    ];
+    const connectionRuns = Math.max(20, Math.round(RUNS / 5));
+    const property = fc.asyncProperty(
+      paramsArb,
+      fc.constantFrom('WebSocket' as const, 'SSE single' as const),
+      fc.constantFrom(...AUTHS),
+      async (params, transport, auth) => {
+        const token =
+          auth === 'noSub' || auth === 'endUserNoSub'
+            ? (connectionTokens[auth] ?? null)
+            : auth === 'none'
+              ? null
+              : (tokens[auth] ?? null);
+        const started = performance.now();
+        const out = await runOver(transport, gateway.url, params as WireOperation, {
+          token,
+          timeoutMs: MAX_RESPONSE_MS,
+        });
+        const problems: string[] = [];
+        if (performance.now() - started > MAX_RESPONSE_MS) problems.push('no end in time');
+        if (out.status !== undefined && out.status >= 500) problems.push(`HTTP ${out.status}`);
+        // graphql-ws closes 4400 on a subscribe message its protocol does not allow.
+        const object = (v: unknown) => v == null || (typeof v === 'object' && !Array.isArray(v));
+        const { query, variables, operationName, extensions } = params as Record<string, unknown>;
+        const wellFormed =
+          typeof query === 'string' &&
+          object(variables) &&
+          object(extensions) &&
+          (operationName == null || typeof operationName === 'string');
+        const allowedClose = new Set([4403, ...(wellFormed ? [] : [4400])]);
+        if (out.close !== undefined && !allowedClose.has(out.close)) {
+          problems.push(`closed ${out.close}`);
+        }
+        if (REFUSED_AUTH.has(auth as Auth)) {
+          const refused = transport === 'WebSocket' ? out.close === 4403 : out.status === 401;
+          if (!refused) problems.push(`a ${auth} token was not refused`);
+        }
+        for (const result of out.results) problems.push(...resultProblems(result));
+        for (const secret of secrets) if (out.raw.includes(secret)) problems.push('a leak');
+        if (/\n\s+at |\\n\s+at |\.ts:\d/.test(out.raw)) problems.push('a stack trace');
+        count(`${transport} ${out.close ?? out.status ?? 'open'}`);
+        if (problems.length > 0) {
+          throw new Error(
+            `${problems.join('\n')}\n${transport} ${auth} ${JSON.stringify(params).slice(0, 400)}\n${out.raw.slice(0, 400)}`,
+          );
+        }
+      },
+    );
+    await fc.assert(property, { seed: SEED, numRuns: connectionRuns, endOnFailure: !SHRINK });
+    const health = await fetch(`${gateway.url}/healthz`);
+    expect(health.status).toBe(200);
   }, 600_000);
 
   it('calls the payment upstream only with well-formed references, and KYC with its slug', () => {

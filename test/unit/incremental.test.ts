@@ -4,17 +4,18 @@
  * code and nothing internal, the request's summary records it, and a client that did not ask for
  * parts gets one masked answer. Also which `Accept` headers ask for parts.
  */
+
 import { createSchema, createYoga } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.ts';
 import {
-  asksForParts,
   useIncrementalDelivery,
   withIncrementalDirectives,
 } from '../../src/graphql/incremental.ts';
 import type { RequestSummary } from '../../src/observability/plugin.ts';
+import { streamingType } from '../../src/transports/http.ts';
 
-const yoga = createYoga<{ summary: RequestSummary }>({
+const yoga = createYoga<{ summary: RequestSummary; parts: boolean }>({
   schema: withIncrementalDirectives(
     createSchema({
       typeDefs: 'type Query { fast: String, broken: String, refused: String }',
@@ -46,7 +47,8 @@ async function ask(accept: string, summary: RequestSummary): Promise<string> {
       headers: { 'content-type': 'application/json', accept },
       body: JSON.stringify({ query: QUERY }),
     },
-    { summary },
+    // As the operation entry sets it: parts when the transport frames them (from Accept here).
+    { summary, parts: streamingType(accept) !== undefined },
   );
   return response.text();
 }
@@ -90,28 +92,17 @@ describe('errors inside deferred parts', () => {
   });
 });
 
-describe('asksForParts', () => {
-  const request = (accept: string | null, url = 'http://gateway/graphql') => ({
-    url,
-    headers: new Headers(accept === null ? {} : { accept }),
-  });
-
+describe('streamingType: which transport frames the answer in parts', () => {
   it.each([
-    ['multipart/mixed;deferSpec=20220824,application/graphql-response+json', true],
-    ['text/event-stream', true],
-    ['application/json, multipart/mixed;q=0.5', true],
-    ['application/json, multipart/mixed;q=0', false],
-    ['application/graphql-response+json,application/json;q=0.9', false],
-    ['*/*', false],
-    [null, false],
+    ['multipart/mixed;deferSpec=20220824,application/graphql-response+json', 'multipart'],
+    ['text/event-stream', 'sse'],
+    ['application/json, multipart/mixed;q=0.5', 'multipart'],
+    ['application/json, multipart/mixed;q=0', undefined],
+    ['text/event-stream;q=0, multipart/mixed', 'multipart'],
+    ['application/graphql-response+json,application/json;q=0.9', undefined],
+    ['*/*', undefined],
+    ['', undefined],
   ])('Accept %s: %s', (accept, expected) => {
-    expect(asksForParts(request(accept))).toBe(expected);
-  });
-
-  it('counts an operation of graphql-sse single-connection mode, and nothing without a request', () => {
-    const single = new Headers({ 'x-graphql-event-stream-token': 'abc' });
-    expect(asksForParts({ url: 'http://gateway/graphql/stream', headers: single })).toBe(true);
-    expect(asksForParts(request(null, 'http://gateway/graphql/stream?token=abc'))).toBe(true);
-    expect(asksForParts(undefined)).toBe(false);
+    expect(streamingType(accept)).toBe(expected);
   });
 });

@@ -1,0 +1,88 @@
+/**
+ * GraphQL over HTTP's requests (GET, or POST with a JSON body): reads one operation, runs it
+ * through the operation entry and hands the outcome to the framing `Accept` asks for — JSON
+ * (json.ts), an event stream (sse.ts, graphql-sse's distinct connections) or `multipart/mixed`
+ * (multipart.ts), the first streaming type listed winning when a stream comes back.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { GraphQLError } from 'graphql';
+import { negotiate } from '../http/answer.ts';
+import type { RequestSummary } from '../observability/plugin.ts';
+import { clientGone, readParams, writeResult } from './io.ts';
+import { writeJson } from './json.ts';
+import { writeMultipart } from './multipart.ts';
+import {
+  type Admitted,
+  type OperationEntry,
+  type OperationParams,
+  requestError,
+} from './operation.ts';
+import { writeEventStream } from './sse.ts';
+
+/** The streaming framing `accept` names first, if any. */
+export function streamingType(accept: string): 'sse' | 'multipart' | undefined {
+  // Ranges the client refuses (q=0) do not count; the first one named wins.
+  const ranges = accept.split(',').filter((range) => !/;\s*q\s*=\s*0(\.0*)?\s*(;|$)/i.test(range));
+  const sse = ranges.findIndex((range) => /^\s*text\/event-stream\s*(;|$)/i.test(range));
+  const multipart = ranges.findIndex((range) => /^\s*multipart\/mixed\s*(;|$)/i.test(range));
+  if (sse < 0 && multipart < 0) return undefined;
+  if (sse < 0) return 'multipart';
+  if (multipart < 0) return 'sse';
+  return sse < multipart ? 'sse' : 'multipart';
+}
+
+export interface HttpRequest {
+  req: IncomingMessage;
+  res: ServerResponse;
+  admitted: Admitted;
+  summary: RequestSummary;
+}
+
+/** Builds the GraphQL-over-HTTP adapter (GET, POST; JSON, SSE, multipart answers). */
+export function createHttpTransport(entry: OperationEntry) {
+  return async ({ req, res, admitted, summary }: HttpRequest): Promise<void> => {
+    const accept = req.headers.accept ?? '';
+    const jsonType = negotiate(req.headers.accept);
+    const streaming = streamingType(accept);
+    let params: OperationParams;
+    try {
+      params = await readParams(req);
+    } catch (error) {
+      writeResult(res, { errors: [error as GraphQLError] }, jsonType ?? 'application/json');
+      return;
+    }
+    const outcome = await entry.operate({
+      admitted,
+      params,
+      method: req.method === 'GET' ? 'GET' : 'POST',
+      req,
+      summary,
+      signal: clientGone(res),
+      parts: streaming !== undefined,
+    });
+    if (outcome.kind === 'stream' && streaming === 'multipart') {
+      return writeMultipart(res, outcome.stream, accept);
+    }
+    if (streaming === 'sse' && (outcome.kind === 'stream' || jsonType === undefined)) {
+      return writeEventStream(res, outcome);
+    }
+    if (jsonType === undefined && streaming === undefined) {
+      if (outcome.kind === 'stream') void outcome.stream.return();
+      writeResult(
+        res,
+        {
+          errors: [
+            requestError(
+              'Accept application/graphql-response+json, application/json, text/event-stream or multipart/mixed.',
+              'GRAPHQL_VALIDATION_FAILED',
+              406,
+            ),
+          ],
+        },
+        'application/json',
+      );
+      return;
+    }
+    writeJson(res, outcome, jsonType ?? 'application/json');
+  };
+}

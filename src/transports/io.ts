@@ -1,0 +1,122 @@
+/**
+ * What the HTTP adapters share: reading an operation from a request (query string or JSON body),
+ * the signal of a client that went away, a frame of a streamed answer, a single result as a JSON
+ * answer.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ExecutionResult } from 'graphql';
+import { type AnswerType, answerOf } from '../http/answer.ts';
+import { type OperationParams, requestError } from './operation.ts';
+
+/**
+ * The whole body as text, from the stream's events. Rejects when the client goes away before
+ * the end.
+ */
+export function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.once('error', reject);
+    req.once('close', () => {
+      if (!req.complete) reject(new Error('the request was cut short'));
+    });
+  });
+}
+
+/** Aborted when the client's connection closes. */
+export function clientGone(res: ServerResponse): AbortSignal {
+  const controller = new AbortController();
+  // The response closes when it has been sent or its connection is gone, whichever comes first.
+  res.once('close', () => controller.abort());
+  return controller.signal;
+}
+
+const JSON_BODY = /^application\/json\s*(;|$)/i;
+
+/** Whether a POST's body is JSON (graphql-response+json is JSON too). */
+export function hasJsonBody(req: IncomingMessage): boolean {
+  const type = req.headers['content-type'] ?? '';
+  return JSON_BODY.test(type) || /^application\/graphql-response\+json\s*(;|$)/i.test(type);
+}
+
+function jsonParameter(value: string | null, name: string): unknown {
+  if (value === null || value === '') return undefined;
+  try {
+    return JSON.parse(value);
+  } catch {
+    throw requestError(`The ${name} parameter is not valid JSON.`, 'GRAPHQL_PARSE_FAILED', 400);
+  }
+}
+
+/** The operation in a GET's query string. Throws the request error for unreadable JSON. */
+export function paramsOfQueryString(url: string | undefined): OperationParams {
+  const search = new URLSearchParams((url ?? '').split('?')[1] ?? '');
+  return {
+    query: search.get('query') ?? undefined,
+    variables: jsonParameter(search.get('variables'), 'variables'),
+    operationName: search.get('operationName') ?? undefined,
+    extensions: jsonParameter(search.get('extensions'), 'extensions'),
+    documentId: search.get('documentId') ?? undefined,
+  };
+}
+
+/** The operation in a JSON body. Throws the request error for anything but a JSON object. */
+export function paramsOfBody(body: string): OperationParams {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    throw requestError('The request body is not valid JSON.', 'GRAPHQL_PARSE_FAILED', 400);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw requestError('The request body must be a JSON object.', 'GRAPHQL_PARSE_FAILED', 400);
+  }
+  const { query, variables, operationName, extensions, documentId } = parsed as Record<
+    string,
+    unknown
+  >;
+  if (
+    extensions !== undefined &&
+    extensions !== null &&
+    (typeof extensions !== 'object' || Array.isArray(extensions))
+  ) {
+    throw requestError('extensions must be an object.', 'GRAPHQL_PARSE_FAILED', 400);
+  }
+  return { query, variables, operationName, extensions, documentId };
+}
+
+/**
+ * Writes a frame of a streamed answer unless the answer has ended or its connection is gone (a
+ * write after `end()` would emit an error nothing listens to). Returns whether it was written.
+ */
+export function writeFrame(res: ServerResponse, text: string): boolean {
+  if (res.writableEnded || res.destroyed) return false;
+  res.write(text);
+  return true;
+}
+
+/** The operation of a GET or a JSON POST. Throws the request error for anything else. */
+export async function readParams(req: IncomingMessage): Promise<OperationParams> {
+  if (req.method === 'GET') return paramsOfQueryString(req.url);
+  if (req.method !== 'POST' || !hasJsonBody(req)) {
+    throw requestError(
+      'Send the operation as JSON in a POST (Content-Type: application/json), or in a GET.',
+      'GRAPHQL_PARSE_FAILED',
+      415,
+    );
+  }
+  return paramsOfBody(await readBody(req));
+}
+
+/** A single result as a JSON answer (status, headers and body from answer.ts). */
+export function writeResult(res: ServerResponse, result: ExecutionResult, type: AnswerType): void {
+  const { status, headers, body } = answerOf(result, type);
+  res.writeHead(status, { ...headers, 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+/** The HTTP status a single result would have under `application/graphql-response+json`. */
+export function statusOf(result: ExecutionResult): number {
+  return answerOf(result, 'application/graphql-response+json').status;
+}

@@ -1,0 +1,374 @@
+/**
+ * The one operation entry every transport calls (docs/architecture.md, "One operation entry").
+ * An adapter (json.ts, sse.ts, multipart.ts, websocket.ts, and Yoga's handler for what they do
+ * not serve) reads an operation in its protocol and calls {@link OperationEntry.operate}, which
+ * runs every check in one order:
+ *
+ *   identify (with expiry) → rate → persisted / trusted documents → prepare (parse + validate +
+ *   limits) → access rules (resolvers) → execute or subscribe → masking and contract codes.
+ *
+ * It never throws and never hands out a stream that can reject: an error anywhere, the token's
+ * expiry or the client going away becomes the last result of the stream, which then ends and
+ * frees what it held (poller, live slot). The adapter only frames results.
+ */
+import { createHash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import {
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  GraphQLError,
+  type GraphQLFormattedError,
+  type GraphQLSchema,
+  getOperationAST,
+} from 'graphql';
+import { isAsyncIterable, maskError } from 'graphql-yoga';
+import type { Authenticator, Viewer } from '../auth.ts';
+import { GatewayError, RateLimitedError, UnauthenticatedError } from '../errors.ts';
+import { withContractCodes } from '../graphql/hardening.ts';
+import type { DocumentResolver } from '../graphql/persisted.ts';
+import type { RateLimiter } from '../http/rate-limit.ts';
+import { addErrorCodes, type RequestSummary } from '../observability/plugin.ts';
+
+/** A caller the entry let in. */
+export interface Admitted {
+  viewer: Viewer;
+  /** Key of per-caller limits: `sub:<subject>`, or `tok:<hash of the token>` without `sub`. */
+  caller: string;
+  /** When the token expires (epoch ms); Infinity when checking is off. */
+  expiresAt: number;
+}
+
+/** An operation as a transport read it (GraphQL over HTTP's parameters). */
+export interface OperationParams {
+  query?: unknown;
+  variables?: unknown;
+  operationName?: unknown;
+  extensions?: unknown;
+  documentId?: unknown;
+}
+
+/** The envelop pipeline of one operation (`yoga.getEnveloped(context)`). */
+export interface Enveloped {
+  schema: GraphQLSchema;
+  parse: (source: string) => DocumentNode;
+  validate: (schema: GraphQLSchema, document: DocumentNode) => readonly GraphQLError[];
+  contextFactory: () => unknown;
+  execute: (args: ExecutionArgs) => unknown;
+  subscribe: (args: ExecutionArgs) => unknown;
+}
+
+/** What the server context of one operation holds (the pipeline's context factory reads it). */
+export interface OperationContext {
+  req: IncomingMessage;
+  summary: RequestSummary;
+  viewer: Viewer;
+  caller: string;
+  /** Aborted when the operation must stop (client gone, token expired, stream returned). */
+  operationSignal: AbortSignal;
+  /** Whether the transport sends an incremental answer in parts (see {@link OperationInput}). */
+  parts: boolean;
+}
+
+/** One result now, or a stream of results that always ends cleanly. */
+export type OperationOutcome =
+  | { kind: 'result'; result: ExecutionResult }
+  | { kind: 'stream'; stream: AsyncGenerator<ExecutionResult, void, undefined> };
+
+export interface OperationInput {
+  admitted: Admitted;
+  params: OperationParams;
+  /** `GET` runs queries only (GraphQL over HTTP). */
+  method: 'GET' | 'POST';
+  req: IncomingMessage;
+  summary: RequestSummary;
+  /** Aborted when the client goes away. */
+  signal: AbortSignal;
+  /** Charge the caller's rate here (operations on a connection that was admitted once). */
+  charge?: boolean;
+  /**
+   * The transport frames an answer in parts (multipart, SSE): `@defer` and `@stream` send each
+   * part as it exists. Otherwise (JSON, WebSocket) the parts are merged into one answer.
+   */
+  parts?: boolean;
+}
+
+export interface OperationEntryDeps {
+  authenticate: Authenticator;
+  rateLimiter: RateLimiter;
+  /** Persisted and trusted documents (src/graphql/persisted.ts). */
+  documents: DocumentResolver;
+  /** The pipeline of one operation, given its server context. */
+  getEnveloped: (context: OperationContext) => Enveloped;
+  /** Production: no internal detail in any answer. */
+  production: boolean;
+}
+
+export interface OperationEntry {
+  /** The token, then the caller's rate: the caller, or why not. */
+  admit(authorization: string | null): Promise<GatewayError | Admitted>;
+  /** The token alone (a connection's opening). */
+  identify(authorization: string | null): Promise<GatewayError | Admitted>;
+  /** One operation on the caller's rate. */
+  charge(admitted: Admitted): Promise<GatewayError | undefined>;
+  /** Runs one operation through every step; never throws. */
+  operate(input: OperationInput): Promise<OperationOutcome>;
+}
+
+/** The error a request of its own makes: its code and HTTP status. */
+export function requestError(
+  message: string,
+  code: string,
+  status: number,
+  headers?: Record<string, string>,
+): GraphQLError {
+  return new GraphQLError(message, {
+    extensions: { code, http: { status, ...(headers && { headers }) } },
+  });
+}
+
+/** An error thrown by a step: GraphQL errors as they are, anything else masked. */
+export function reported(error: unknown): GraphQLError {
+  if (error instanceof GraphQLError) return error;
+  const masked = maskError(error, 'Unexpected error.', false);
+  return masked instanceof GraphQLError
+    ? masked
+    : new GraphQLError('Unexpected error.', { extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+}
+
+/** Extensions never shown on any transport (answer.ts drops `http` from HTTP answers too). */
+const INTERNAL_EXTENSIONS = ['http', 'exception', 'stacktrace', 'originalError', 'unexpected'];
+
+/**
+ * A result as it travels inside a stream frame (SSE event, multipart part, WebSocket message):
+ * plain JSON, errors with message, locations, path and their public extensions only.
+ */
+export function publicResult(result: ExecutionResult): Record<string, unknown> {
+  const { errors, extensions, ...rest } = result;
+  const { http: _http, ...shownExtensions } = (extensions ?? {}) as Record<string, unknown>;
+  return {
+    ...(errors && { errors: errors.map(publicError) }),
+    ...rest,
+    ...(Object.keys(shownExtensions).length > 0 && { extensions: shownExtensions }),
+  };
+}
+
+/** One error as a client sees it (the same shape whatever the transport). */
+export function publicError(error: GraphQLError): GraphQLFormattedError {
+  const extensions: Record<string, unknown> = { ...(error.extensions ?? {}) };
+  for (const name of INTERNAL_EXTENSIONS) delete extensions[name];
+  return {
+    message: error.message,
+    ...(error.locations && { locations: error.locations }),
+    ...(error.path && { path: error.path }),
+    ...(Object.keys(extensions).length > 0 && { extensions }),
+  };
+}
+
+/** The identity of a token without `sub`: its hash (never the client's address). */
+function tokenIdentity(authorization: string | null): string {
+  return createHash('sha256')
+    .update(authorization ?? '')
+    .digest('base64url')
+    .slice(0, 32);
+}
+
+/** Resolves at `at` (epoch ms), or never for Infinity; `cancel` frees the timer. */
+function alarm(at: number): { fired: Promise<'expired'>; cancel: () => void } {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const fired = new Promise<'expired'>((resolve) => {
+    if (!Number.isFinite(at)) return;
+    const arm = () => {
+      const left = at - Date.now();
+      if (left <= 0) resolve('expired');
+      else timer = setTimeout(arm, Math.min(left, 2 ** 31 - 1));
+    };
+    arm();
+  });
+  return { fired, cancel: () => clearTimeout(timer) };
+}
+
+/** Builds the entry over the pipeline. */
+export function createOperationEntry(deps: OperationEntryDeps): OperationEntry {
+  const identify = async (authorization: string | null): Promise<GatewayError | Admitted> => {
+    let viewer: Viewer;
+    try {
+      viewer = await deps.authenticate(authorization);
+    } catch (error) {
+      if (error instanceof UnauthenticatedError) return error;
+      throw error;
+    }
+    const caller = viewer.subject
+      ? `sub:${viewer.subject}`
+      : `tok:${viewer.tokenId ?? tokenIdentity(authorization)}`;
+    return { viewer, caller, expiresAt: viewer.expiresAt ?? Number.POSITIVE_INFINITY };
+  };
+
+  const charge = async ({ viewer, caller }: Admitted): Promise<GatewayError | undefined> => {
+    const kind = viewer.scopes.size > 0 ? 'service' : 'endUser';
+    const decision = await deps.rateLimiter.take(caller, kind);
+    return decision.allowed ? undefined : new RateLimitedError(decision.retryAfterSeconds);
+  };
+
+  const admit = async (authorization: string | null): Promise<GatewayError | Admitted> => {
+    const admitted = await identify(authorization);
+    if (admitted instanceof GatewayError) return admitted;
+    return (await charge(admitted)) ?? admitted;
+  };
+
+  /** Contract codes, recorded in the request's summary: every result that goes out. */
+  const finish = (result: ExecutionResult, summary: RequestSummary): ExecutionResult => {
+    const final = withContractCodes(result);
+    addErrorCodes(summary, final);
+    return final;
+  };
+
+  const single = (result: ExecutionResult, summary: RequestSummary): OperationOutcome => ({
+    kind: 'result',
+    result: finish(result, summary),
+  });
+
+  /**
+   * The stream as transports receive it: coded results; an error, the token's expiry or the
+   * end of the client all end it with (at most) one last result; never a rejection.
+   */
+  async function* guarded(
+    source: AsyncIterable<ExecutionResult>,
+    input: OperationInput,
+    stop: AbortController,
+  ): AsyncGenerator<ExecutionResult, void, undefined> {
+    const iterator = source[Symbol.asyncIterator]();
+    const expiry = alarm(input.admitted.expiresAt);
+    const stopped = new Promise<'stopped'>((resolve) => {
+      if (stop.signal.aborted) resolve('stopped');
+      stop.signal.addEventListener('abort', () => resolve('stopped'), { once: true });
+    });
+    try {
+      for (;;) {
+        const pending = iterator.next();
+        // A step that settles after the stream ended must not become an unhandled rejection.
+        pending.catch(() => {});
+        const next = await Promise.race([pending, expiry.fired, stopped]);
+        if (next === 'stopped') return;
+        if (next === 'expired') {
+          yield finish(
+            { errors: [new UnauthenticatedError('The token has expired.')] },
+            input.summary,
+          );
+          return;
+        }
+        if (next.done) return;
+        yield finish(next.value, input.summary);
+      }
+    } catch (error) {
+      yield finish({ errors: [reported(error)] }, input.summary);
+    } finally {
+      expiry.cancel();
+      stop.abort();
+      // Not awaited: the source ends once its signal has aborted.
+      Promise.resolve()
+        .then(() => iterator.return?.())
+        .catch(() => {});
+    }
+  }
+
+  const operate = async (input: OperationInput): Promise<OperationOutcome> => {
+    const { admitted, summary } = input;
+    const stop = new AbortController();
+    const forward = () => stop.abort();
+    if (input.signal.aborted) stop.abort();
+    else input.signal.addEventListener('abort', forward, { once: true });
+    stop.signal.addEventListener(
+      'abort',
+      () => input.signal.removeEventListener('abort', forward),
+      { once: true },
+    );
+    let handedOver = false;
+    try {
+      if (admitted.expiresAt <= Date.now()) {
+        return single({ errors: [new UnauthenticatedError('The token has expired.')] }, summary);
+      }
+      if (input.charge) {
+        const refused = await charge(admitted);
+        if (refused) return single({ errors: [refused] }, summary);
+      }
+      const params = await deps.documents(input.params);
+      const { query, variables, operationName } = params;
+      if (typeof query !== 'string' || query === '') {
+        throw requestError(
+          'The request has no query and no document id.',
+          'GRAPHQL_PARSE_FAILED',
+          400,
+        );
+      }
+      if (
+        variables !== undefined &&
+        variables !== null &&
+        (typeof variables !== 'object' || Array.isArray(variables))
+      ) {
+        throw requestError('Variables must be an object.', 'GRAPHQL_PARSE_FAILED', 400);
+      }
+      if (
+        operationName !== undefined &&
+        operationName !== null &&
+        typeof operationName !== 'string'
+      ) {
+        throw requestError('operationName must be a string.', 'GRAPHQL_PARSE_FAILED', 400);
+      }
+      const context: OperationContext = {
+        req: input.req,
+        summary,
+        viewer: admitted.viewer,
+        caller: admitted.caller,
+        operationSignal: stop.signal,
+        parts: input.parts === true,
+      };
+      const pipeline = deps.getEnveloped(context);
+      const document = pipeline.parse(query);
+      const operation = getOperationAST(document, operationName ?? undefined);
+      if (!operation) {
+        throw requestError(
+          'Could not determine what operation to execute.',
+          'GRAPHQL_VALIDATION_FAILED',
+          400,
+        );
+      }
+      if (input.method === 'GET' && operation.operation !== 'query') {
+        throw requestError(
+          'Can only perform a query operation from a GET request.',
+          'GRAPHQL_VALIDATION_FAILED',
+          405,
+          { allow: 'POST' },
+        );
+      }
+      const errors = pipeline.validate(pipeline.schema, document);
+      if (errors.length > 0) return single({ errors }, summary);
+      const args: ExecutionArgs = {
+        schema: pipeline.schema,
+        document,
+        contextValue: await pipeline.contextFactory(),
+        variableValues: (variables ?? {}) as Record<string, unknown>,
+        operationName: operationName ?? null,
+      };
+      const run = operation.operation === 'subscription' ? pipeline.subscribe : pipeline.execute;
+      const result = (await run(args)) as ExecutionResult | AsyncIterable<ExecutionResult>;
+      if (!isAsyncIterable(result)) return single(result, summary);
+      handedOver = true;
+      const stream = guarded(result, input, stop);
+      // Returning the stream (client gone, `complete`, DELETE) stops it at once, even while it
+      // waits for the source's next result.
+      const end = stream.return.bind(stream);
+      stream.return = (value) => {
+        stop.abort();
+        return end(value);
+      };
+      return { kind: 'stream', stream };
+    } catch (error) {
+      return single({ errors: [reported(error)] }, summary);
+    } finally {
+      if (!handedOver) stop.abort();
+    }
+  };
+
+  return { admit, identify, charge, operate };
+}
