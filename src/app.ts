@@ -27,6 +27,7 @@ import {
 import { RedisRateLimiter } from './http/redis-rate-limit.ts';
 import type { LiveDeps, LiveStatusHub } from './live/hub.ts';
 import { MemoryLiveStatusHub } from './live/memory-hub.ts';
+import { LiveMessages } from './live/messages.ts';
 import { RedisLiveStatusHub } from './live/redis-hub.ts';
 import { isTxRef } from './model/input.ts';
 import { ClusterMetrics } from './observability/cluster-metrics.ts';
@@ -141,13 +142,14 @@ function clusterParts(
   config: GatewayConfig,
   redis: RedisConnection | undefined,
   live: LiveDeps,
+  messages: LiveMessages,
 ): { live: LiveStatusHub; rateLimiter: RateLimiter } {
   const buckets = (rate: RateLimitConfig): TokenBuckets => {
     if (rate.rps === 0) return UNLIMITED;
     return redis ? new RedisRateLimiter(redis, rate) : new MemoryRateLimiter(rate);
   };
   return {
-    live: redis ? new RedisLiveStatusHub(live, redis) : new MemoryLiveStatusHub(live),
+    live: redis ? new RedisLiveStatusHub(live, redis, messages) : new MemoryLiveStatusHub(live),
     rateLimiter: perCallerKind({
       endUser: buckets(config.rateLimit),
       service: buckets(config.rateLimit.service),
@@ -215,11 +217,16 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
       }),
     }),
   });
-  const { live, rateLimiter } = clusterParts(config, redis, {
-    sources,
-    settings: config.live,
-    observer: cluster.liveObserver(),
-  });
+  // Every message between replicas goes through this codec (sealed with the cache key).
+  const messages = new LiveMessages(config.cache.encryption, (reason) =>
+    cluster.liveRejected.inc({ reason }),
+  );
+  const { live, rateLimiter } = clusterParts(
+    config,
+    redis,
+    { sources, settings: config.live, observer: cluster.liveObserver() },
+    messages,
+  );
   const authenticate: Authenticator = createAuthenticator(inputs.auth);
   const gateway = createGateway({
     hardening: {
