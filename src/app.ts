@@ -239,9 +239,9 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
     fastPath: config.fastPath,
     rateLimiter,
     persistedStore: createPersistedStore({
-      maxEntries: 10_000,
-      maxBytes: 16 * 1024 * 1024,
+      bounds: config.persisted,
       ...(redis && { redis }),
+      ...(config.cache.encryption && { encryption: config.cache.encryption }),
     }),
     callerShare: new CallerShare(
       {
