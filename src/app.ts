@@ -16,7 +16,7 @@ import type {
   PaymentUpstreamConfig,
   RateLimitConfig,
 } from './config.ts';
-import { createPersistedStore } from './graphql/persisted.ts';
+import { createPersistedStore, trustedOperationNames } from './graphql/persisted.ts';
 import {
   MemoryRateLimiter,
   perCallerKind,
@@ -178,6 +178,8 @@ export async function startApp(inputs: AppInputs): Promise<Gateway> {
 function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection | undefined } {
   const { config } = inputs;
   const metrics = new GatewayMetrics();
+  // The project's own operations always have their label (observability/metrics.ts).
+  metrics.trustOperations(trustedOperationNames());
   const logger = inputs.logger ?? createLogger(config.log);
   // Tracing first: with it off, nothing on the hot path looks for a span.
   const tracing = createTracing(config.tracing);

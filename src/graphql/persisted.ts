@@ -15,7 +15,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { GraphQLError } from 'graphql';
+import { GraphQLError, Kind, parse } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import { Sealer, type SealKeys } from '../cache/seal.ts';
@@ -38,6 +38,19 @@ export function loadTrustedDocuments(): Map<string, string> {
   const file = new URL('../client/generated/persisted-documents.json', import.meta.url);
   const manifest = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
   return new Map(Object.entries(manifest));
+}
+
+/** The operation names of the trusted documents (their metric labels are never crowded out). */
+export function trustedOperationNames(): string[] {
+  const names: string[] = [];
+  for (const text of loadTrustedDocuments().values()) {
+    for (const definition of parse(text).definitions) {
+      if (definition.kind === Kind.OPERATION_DEFINITION && definition.name) {
+        names.push(definition.name.value);
+      }
+    }
+  }
+  return names;
 }
 
 /** The bounds of the store (settings `PERSISTED_*`). */
