@@ -88,8 +88,8 @@ async function command(url: string, args: string[]): Promise<unknown> {
   }
 }
 
-/** Starts redis-server on a free loopback port. */
-export async function startRedis(): Promise<TestRedis> {
+/** Starts redis-server on a free loopback port; `extraArgs` are added to its command line. */
+export async function startRedis(extraArgs: string[] = []): Promise<TestRedis> {
   if (!REDIS_SERVER) {
     throw new Error('CI=true but redis-server is absent: .ci/run installs it (apt-get).');
   }
@@ -100,7 +100,17 @@ export async function startRedis(): Promise<TestRedis> {
   const start = async (): Promise<void> => {
     child = spawn(
       binary,
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        ...extraArgs,
+      ],
       { stdio: 'ignore' },
     );
     await waitForPong(url, 5000);
@@ -137,8 +147,11 @@ export interface RedisBench {
 }
 
 /** Starts redis-server, a settling payment upstream and a KYC upstream. */
-export async function startRedisBench(unlistedSettleAt: number): Promise<RedisBench> {
-  const redis = await startRedis();
+export async function startRedisBench(
+  unlistedSettleAt: number,
+  redisArgs: string[] = [],
+): Promise<RedisBench> {
+  const redis = await startRedis(redisArgs);
   const payment = await startSettlingPayment(unlistedSettleAt);
   const kyc = await startFixture(() => ({ body: kycBody() }));
   return {
