@@ -66,16 +66,22 @@ const MINUTE_MS = 60_000;
 const TOUCH_EVERY_MS = 60_000;
 
 // KEYS: document, LRU set (member: hash, score: last use), bytes counter.
-// ARGV: stored text, now (ms), most bytes, hash, prefix of document keys.
-// Stores the document (no TTL: Redis never evicts it, this script does), marks it used, and
-// drops the least recently used documents, and only documents, while over the byte bound.
-// Returns 1 when stored, 2 when it was known already, 0 when larger than the bound alone.
+// ARGV: stored text, now (ms), most bytes, hash, prefix of document keys, replace (1: the
+// stored value does not open). Stores the document (no TTL: Redis never evicts it, this script
+// does), marks it used, and drops the least recently used documents, and only documents, while
+// over the byte bound. Returns 1 when stored, 2 when it was known already, 0 when larger than
+// the bound alone.
 const REGISTER = luaScript(`
 local size = string.len(ARGV[1])
 local most = tonumber(ARGV[3])
 if redis.call('EXISTS', KEYS[1]) == 1 then
-  redis.call('ZADD', KEYS[2], ARGV[2], ARGV[4])
-  return 2
+  if ARGV[6] ~= '1' then
+    redis.call('ZADD', KEYS[2], ARGV[2], ARGV[4])
+    return 2
+  end
+  redis.call('DECRBY', KEYS[3], redis.call('STRLEN', KEYS[1]))
+  redis.call('DEL', KEYS[1])
+  redis.call('ZREM', KEYS[2], ARGV[4])
 end
 if size > most then return 0 end
 redis.call('SET', KEYS[1], ARGV[1])
@@ -181,15 +187,33 @@ export function createPersistedStore(options: {
       .catch(() => redis.failed('apq'));
   }
 
-  async function known(hash: string): Promise<boolean> {
-    if (local.has(hash)) return true;
-    if (!redis) return false;
+  /**
+   * The document from Redis (kept in this process too); `unreadable` for a value that does not
+   * open (sealed with a key no longer held, altered, clear while a key is set): it is replaced
+   * by the next registration. Undefined when absent, or when Redis fails.
+   */
+  async function fromRedis(hash: string): Promise<string | 'unreadable' | undefined> {
+    if (!redis) return undefined;
+    const key = documentKey(hash);
+    let stored: string | null;
     try {
-      return (await redis.run((client) => client.exists(documentKey(hash)))) === 1;
+      stored = await redis.run((client) => client.get(key));
     } catch {
       redis.failed('apq');
-      return false;
+      return undefined;
     }
+    if (stored === null) return undefined;
+    let query: string;
+    try {
+      query = sealer ? sealer.open(key, stored) : stored;
+    } catch {
+      return 'unreadable';
+    }
+    if (sha256(query) !== hash) return 'unreadable';
+    const entry = { query, touched: 0 };
+    touch(hash, entry);
+    local.set(hash, entry);
+    return query;
   }
 
   return {
@@ -199,40 +223,28 @@ export function createPersistedStore(options: {
         touch(hash, held);
         return held.query;
       }
-      if (!redis) return undefined;
-      try {
-        const key = documentKey(hash);
-        const stored = await redis.run((client) => client.get(key));
-        if (typeof stored !== 'string') return undefined;
-        const query = sealer ? sealer.open(key, stored) : stored;
-        if (sha256(query) !== hash) return undefined;
-        const entry = { query, touched: 0 };
-        touch(hash, entry);
-        local.set(hash, entry);
-        return query;
-      } catch {
-        // Down, or a value that does not open (another key, altered, clear while a key is set).
-        redis.failed('apq');
-        return undefined;
-      }
+      const stored = await fromRedis(hash);
+      return stored === 'unreadable' ? undefined : stored;
     },
     async register(hash, query, caller) {
-      if (await known(hash)) {
-        const held = local.get(hash);
-        if (held) touch(hash, held);
-        else await this.get(hash);
+      const held = local.get(hash);
+      if (held !== undefined) {
+        touch(hash, held);
         return true;
       }
+      const stored = await fromRedis(hash);
+      if (stored !== undefined && stored !== 'unreadable') return true;
       if (!(await allowed(caller))) return false;
       local.set(hash, { query, touched: Date.now() });
       if (!redis) return true;
       try {
         const key = documentKey(hash);
-        const stored = sealer ? sealer.seal(key, query) : query;
+        const sealed = sealer ? sealer.seal(key, query) : query;
+        const replace = stored === 'unreadable' ? '1' : '0';
         const reply = await redis.script(
           REGISTER,
           [key, lru, bytes],
-          [stored, String(Date.now()), String(bounds.maxBytes), hash, documentKey('')],
+          [sealed, String(Date.now()), String(bounds.maxBytes), hash, documentKey(''), replace],
         );
         return Number(reply) !== 0;
       } catch {
