@@ -13,8 +13,7 @@
  * a record. A message that does not open or has the wrong shape is dropped and counted
  * (`gateway_live_messages_rejected_total`).
  */
-import type { SealKeys } from '../cache/seal.ts';
-import { SEALED_PREFIX, Sealer } from '../cache/seal.ts';
+import { SEALED_PREFIX, Sealer, type SealKeys } from '../cache/seal.ts';
 import { ErrorCode } from '../errors.ts';
 import type { UpstreamTransaction } from '../upstream/shapes.ts';
 

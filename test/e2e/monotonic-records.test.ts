@@ -16,7 +16,7 @@ import { setup } from '../helpers/fixture-gateway.ts';
 import {
   type GatewayProcess,
   query,
-  spawnGateway,
+  spawnReplicas,
   stopAllGateways,
   testToken,
 } from '../helpers/processes.ts';
@@ -69,7 +69,7 @@ beforeAll(async () => {
     CACHE_URL: bench.redis.url,
     CACHE_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
   };
-  [a, b] = await Promise.all([spawnGateway(upstreams, env), spawnGateway(upstreams, env)]);
+  [a, b] = await spawnReplicas(upstreams, env);
   token = await testToken();
 }, 30_000);
 

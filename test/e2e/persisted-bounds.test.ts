@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type GatewayProcess,
   query,
-  spawnGateway,
+  spawnReplicas,
   stopAllGateways,
   testToken,
 } from '../helpers/processes.ts';
@@ -33,10 +33,7 @@ beforeAll(async () => {
     CACHE_ENCRYPTION_KEY: KEY,
     PERSISTED_MAX_BYTES: String(MAX_BYTES),
   };
-  [a, b] = await Promise.all([
-    spawnGateway(bench.upstreams, env),
-    spawnGateway(bench.upstreams, env),
-  ]);
+  [a, b] = await spawnReplicas(bench.upstreams, env);
 }, 30_000);
 
 afterAll(async () => {

@@ -16,7 +16,7 @@ import {
   follow,
   type GatewayProcess,
   query,
-  spawnGateway,
+  spawnReplicas,
   stopAllGateways,
   testToken,
 } from '../helpers/processes.ts';
@@ -41,10 +41,7 @@ beforeAll(async () => {
     LIVE_HEARTBEAT_MS: '200',
     LIVE_MAX_PER_CALLER: '100',
   };
-  [a, b] = await Promise.all([
-    spawnGateway(bench.upstreams, env),
-    spawnGateway(bench.upstreams, env),
-  ]);
+  [a, b] = await spawnReplicas(bench.upstreams, env);
 }, 30_000);
 
 afterAll(async () => {

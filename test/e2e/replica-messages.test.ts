@@ -14,7 +14,7 @@ import { transactionBody } from '../helpers/fixture.ts';
 import {
   follow,
   type GatewayProcess,
-  spawnGateway,
+  spawnReplicas,
   stopAllGateways,
   testToken,
 } from '../helpers/processes.ts';
@@ -42,8 +42,8 @@ beforeAll(async () => {
   };
   const open = { ...common, CACHE_KEY_PREFIX: 'clear' };
   [sealed, clear] = await Promise.all([
-    Promise.all([spawnGateway(bench.upstreams, keyed), spawnGateway(bench.upstreams, keyed)]),
-    Promise.all([spawnGateway(bench.upstreams, open), spawnGateway(bench.upstreams, open)]),
+    spawnReplicas(bench.upstreams, keyed),
+    spawnReplicas(bench.upstreams, open),
   ]);
   token = await testToken();
   listener = createClient({ url: bench.redis.url });
