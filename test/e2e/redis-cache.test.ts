@@ -41,7 +41,9 @@ beforeAll(async () => {
     const delayMs = txRef.startsWith('NT-SLOW') ? 800 : 0;
     return { body: transactionBody({ paymentRef: txRef }), delayMs };
   });
-  kyc = await startFixture(() => ({ body: kycBody({ name: 'Private Person' }) }));
+  kyc = await startFixture((request) => ({
+    body: kycBody({ userRef: request.query.get('userRef'), name: 'Private Person' }),
+  }));
 });
 
 afterAll(async () => {

@@ -11,7 +11,7 @@ import { delimiter, join } from 'node:path';
 import { createClient } from '@redis/client';
 import {
   type Fixture,
-  kycBody,
+  kycByRef,
   type SettlingPayment,
   startFixture,
   startSettlingPayment,
@@ -153,7 +153,7 @@ export async function startRedisBench(
 ): Promise<RedisBench> {
   const redis = await startRedis(redisArgs);
   const payment = await startSettlingPayment(unlistedSettleAt);
-  const kyc = await startFixture(() => ({ body: kycBody() }));
+  const kyc = await startFixture(kycByRef);
   return {
     redis,
     payment,

@@ -46,7 +46,9 @@ beforeAll(async () => {
       customer: { fullname: 'Ada Secret', email: 'ada@private.example', phone: '2348000000001' },
     }),
   }));
-  kyc = await startFixture(() => ({ body: kycBody({ name: 'Kyc Private Name' }) }));
+  kyc = await startFixture((request) => ({
+    body: kycBody({ userRef: request.query.get('userRef'), name: 'Kyc Private Name' }),
+  }));
 });
 afterAll(async () => {
   receiver.close();
