@@ -10,15 +10,22 @@
  * carry no personal data at all: a changed record is announced by its channel alone
  * (`{ t: 'changed' }`) and each receiver reads the record from the cache, which the poller
  * wrote before publishing — so a forged message can make a replica read the cache, never show
- * a record. A message that does not open or has the wrong shape is dropped and counted
- * (`gateway_live_messages_rejected_total`).
+ * a record. Each message carries its time (`at`): one older than a minute (a sealed message
+ * captured and replayed) is dropped too. A message that does not open, has the wrong shape or is
+ * stale is dropped and counted (`gateway_live_messages_rejected_total`).
  */
 import { SEALED_PREFIX, Sealer, type SealKeys } from '../cache/seal.ts';
 import { ErrorCode } from '../errors.ts';
 import type { UpstreamTransaction } from '../upstream/shapes.ts';
 
 /** Why a message was dropped (the metric's label). */
-export type RejectReason = 'unauthenticated' | 'malformed';
+export type RejectReason = 'unauthenticated' | 'malformed' | 'stale';
+
+/**
+ * How far a message's time (`at`, set by {@link LiveMessages.seal}) may lie from the receiver's
+ * clock: a sealed message captured on Redis and published again later is dropped.
+ */
+export const MESSAGE_MAX_AGE_MS = 60_000;
 
 /** Everything that may travel on a live channel. */
 export type LiveMessage =
@@ -55,11 +62,12 @@ export class LiveMessages {
 
   /** The text to publish on `channel`. A record message needs a key (see {@link sealed}). */
   seal(channel: string, message: LiveMessage): string {
+    const text = JSON.stringify({ ...message, at: Date.now() });
     if (!this.#sealer) {
       if (message.t === 'record') throw new Error('a record is never sent in clear');
-      return JSON.stringify(message);
+      return text;
     }
-    return this.#sealer.seal(channel, JSON.stringify(message));
+    return this.#sealer.seal(channel, text);
   }
 
   /** The message received on `channel`, or undefined (dropped and counted). */
@@ -81,7 +89,13 @@ export class LiveMessages {
     } catch {
       return this.#reject('malformed');
     }
-    return this.#valid(value) ?? this.#reject('malformed');
+    const message = this.#valid(value);
+    if (!message) return this.#reject('malformed');
+    const { at } = value as { at?: unknown };
+    if (typeof at !== 'number' || Math.abs(Date.now() - at) > MESSAGE_MAX_AGE_MS) {
+      return this.#reject('stale');
+    }
+    return message;
   }
 
   #reject(reason: RejectReason): undefined {

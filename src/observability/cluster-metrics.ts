@@ -48,7 +48,7 @@ export class ClusterMetrics {
     });
     this.liveRejected = new Counter({
       name: 'gateway_live_messages_rejected_total',
-      help: 'Messages between replicas dropped: not sealed with a known cache key for their channel (unauthenticated), or of a wrong shape (malformed).',
+      help: 'Messages between replicas dropped: not sealed with a known cache key for their channel (unauthenticated), of a wrong shape (malformed), or sent more than a minute away from now (stale).',
       labelNames: ['reason'] as const,
       registers,
     });

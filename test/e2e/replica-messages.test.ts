@@ -147,7 +147,7 @@ describe.skipIf(skip)('messages between replicas', () => {
     for (const message of forged) await publish(channel, message);
     await until(async () => (await rejected(clear)) - before >= 2 * forged.length, 3000);
     // A forged "changed" is accepted, and only makes a replica read the true record.
-    await publish(channel, JSON.stringify({ t: 'changed', owner: 'forger' }));
+    await publish(channel, JSON.stringify({ t: 'changed', owner: 'forger', at: Date.now() }));
     await sleep(300);
     for (const f of followers) {
       expect(f.statuses).toEqual(['PENDING']);
