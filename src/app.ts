@@ -7,7 +7,8 @@ import { trace } from '@opentelemetry/api';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { type Authenticator, createAuthenticator, signToken } from './auth.ts';
 import { RedisFlightLock } from './cache/redis-flight.ts';
-import { createRedisCache, ValueCipher } from './cache/redis-store.ts';
+import { createRedisCache } from './cache/redis-store.ts';
+import { Sealer } from './cache/seal.ts';
 import { createSources } from './cache/sources.ts';
 import { type CacheObserver, createMemoryCache, type RecordCache } from './cache/store.ts';
 import type {
@@ -17,7 +18,7 @@ import type {
   PaymentUpstreamConfig,
   RateLimitConfig,
 } from './config.ts';
-import { createPersistedStore } from './graphql/persisted.ts';
+import { createPersistedStore, trustedOperationNames } from './graphql/persisted.ts';
 import {
   MemoryRateLimiter,
   perCallerKind,
@@ -28,6 +29,7 @@ import {
 import { RedisRateLimiter } from './http/redis-rate-limit.ts';
 import type { LiveDeps, LiveStatusHub } from './live/hub.ts';
 import { MemoryLiveStatusHub } from './live/memory-hub.ts';
+import { LiveMessages } from './live/messages.ts';
 import { RedisLiveStatusHub } from './live/redis-hub.ts';
 import { isTxRef } from './model/input.ts';
 import { ClusterMetrics } from './observability/cluster-metrics.ts';
@@ -146,13 +148,14 @@ function clusterParts(
   config: GatewayConfig,
   redis: RedisConnection | undefined,
   live: LiveDeps,
+  messages: LiveMessages,
 ): { live: LiveStatusHub; rateLimiter: RateLimiter } {
   const buckets = (rate: RateLimitConfig): TokenBuckets => {
     if (rate.rps === 0) return UNLIMITED;
     return redis ? new RedisRateLimiter(redis, rate) : new MemoryRateLimiter(rate);
   };
   return {
-    live: redis ? new RedisLiveStatusHub(live, redis) : new MemoryLiveStatusHub(live),
+    live: redis ? new RedisLiveStatusHub(live, redis, messages) : new MemoryLiveStatusHub(live),
     rateLimiter: perCallerKind({
       endUser: buckets(config.rateLimit),
       service: buckets(config.rateLimit.service),
@@ -172,7 +175,7 @@ function claimStore(
   const retentionMs = config.confirmationRetentionDays * 86_400_000;
   if (redis) {
     const { encryption } = config.cache;
-    return new RedisClaimStore(redis, retentionMs, encryption && new ValueCipher(encryption));
+    return new RedisClaimStore(redis, retentionMs, encryption && new Sealer(encryption));
   }
   logger.warn(
     "payment confirmations: claims are kept in this process's memory (no CACHE_URL): one replica only, forgotten on restart",
@@ -215,6 +218,8 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
   const { config } = inputs;
   const metrics = new GatewayMetrics();
   if (config.benchNoMetrics) silenceMetrics(metrics);
+  // The project's own operations always have their label (observability/metrics.ts).
+  metrics.trustOperations(trustedOperationNames());
   const logger = inputs.logger ?? createLogger(config.log);
   // With tracing off, nothing on the hot path looks for a span.
   const { tracing } = inputs;
@@ -254,11 +259,16 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
       }),
     }),
   });
-  const { live, rateLimiter } = clusterParts(config, redis, {
-    sources,
-    settings: config.live,
-    observer: cluster.liveObserver(),
-  });
+  // Every message between replicas goes through this codec (sealed with the cache key).
+  const messages = new LiveMessages(config.cache.encryption, (reason) =>
+    cluster.liveRejected.inc({ reason }),
+  );
+  const { live, rateLimiter } = clusterParts(
+    config,
+    redis,
+    { sources, settings: config.live, observer: cluster.liveObserver() },
+    messages,
+  );
   const confirmations = new PaymentConfirmations(claimStore(config, redis, logger), (outcome) =>
     metrics.paymentConfirmations.inc({ outcome }),
   );
@@ -275,9 +285,9 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
     connections: config.connections,
     rateLimiter,
     persistedStore: createPersistedStore({
-      maxEntries: 10_000,
-      maxBytes: 16 * 1024 * 1024,
+      bounds: config.persisted,
       ...(redis && { redis }),
+      ...(config.cache.encryption && { encryption: config.cache.encryption }),
     }),
     ...(!config.callerShare.benchOff && {
       callerShare: new CallerShare(

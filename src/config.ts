@@ -192,6 +192,8 @@ export interface GatewayConfig {
    * `only`: known documents only (by hash or by identical text).
    */
   trustedDocuments: TrustedDocumentsMode;
+  /** Bounds of registered persisted queries (automatic persisted queries). */
+  persisted: { registrationsPerMinute: number; maxBytes: number };
   /** Whether JSON POSTs go through the JSON transport (`FAST_PATH`: same pipeline, no Fetch conversion). */
   fastPath: boolean;
   /** Whether the KYC web page is served at /kyc. */
@@ -463,6 +465,10 @@ export function loadConfig(env: Env): GatewayConfig {
       },
     },
     trustedDocuments: readSetting(env, 'TRUSTED_DOCUMENTS'),
+    persisted: {
+      registrationsPerMinute: readSetting(env, 'PERSISTED_REGISTRATIONS_PER_MINUTE'),
+      maxBytes: readSetting(env, 'PERSISTED_MAX_BYTES'),
+    },
     fastPath: readSetting(env, 'FAST_PATH'),
     kycPage: readSetting(env, 'KYC_PAGE') ?? sandbox,
     maxBatchSize: readSetting(env, 'MAX_BATCH_SIZE'),

@@ -121,7 +121,7 @@ async function main(): Promise<void> {
     config.production && config.cache.url !== undefined && !config.cache.encryption;
   if (clearCache) {
     console.warn(
-      '\n!!! CACHE_ENCRYPTION_KEY is not set: Redis holds names, e-mails and phone numbers in clear. !!!\n',
+      '\n!!! CACHE_ENCRYPTION_KEY is not set: Redis holds names, e-mails and phone numbers in clear, and messages between replicas are not authenticated. !!!\n',
     );
   }
 

@@ -132,7 +132,7 @@ function logRequest(
 ): void {
   metrics.requestsInFlight.dec();
   const seconds = (performance.now() - started) / 1000;
-  const operation = metrics.operationLabel(summary.operation);
+  const operation = metrics.operationLabel(summary.operation, summary.caller);
   const outcome = summary.codes.length > 0 || res.statusCode >= 400 ? 'error' : 'ok';
   metrics.graphqlRequests.inc({ operation, outcome });
   metrics.observeDuration(summary.operationType, seconds);

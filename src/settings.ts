@@ -593,6 +593,18 @@ export const SETTINGS = {
     description:
       "Persisted documents. `allow`: the project's known documents by id or hash, any other document, and automatic persisted queries; `only`: known documents only; `off`: no persisted documents.",
   } satisfies Setting<'off' | 'allow' | 'only'>,
+  PERSISTED_REGISTRATIONS_PER_MINUTE: int(
+    0,
+    1_000_000,
+    30,
+    'New persisted queries one caller may register per minute (across replicas with `CACHE_URL`); past it the operation still runs and nothing is stored. 0: no registration.',
+  ),
+  PERSISTED_MAX_BYTES: int(
+    0,
+    4_294_967_296,
+    16_777_216,
+    'Bytes of registered persisted queries kept (in Redis for the whole cluster, and in each process); the least recently used leave first.',
+  ),
   FAST_PATH: bool(
     true,
     'No effect any more (accepted so that existing deployments start): every transport runs through the one operation entry.',

@@ -9,101 +9,44 @@
  * readable by any replica and after a restart; with `CACHE_ENCRYPTION_KEY` they are sealed
  * with AES-256-GCM, so that a read of Redis (a dump, a backup, a MONITOR) reveals no person.
  */
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import KeyvRedis from '@keyv/redis';
 import { Keyv } from 'keyv';
 import type { CacheConfig } from '../config.ts';
-import type { RedisClient, RedisConnection } from '../redis/connection.ts';
-import { type CacheObserver, RecordCache } from './store.ts';
-
-// `gwe1:<key id>:<base64url of IV ‖ ciphertext ‖ tag>`; JSON never starts like this.
-const SEALED = 'gwe1:';
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
-
-/** A value in Redis that must not be served: sealed with an unknown key, altered, or clear. */
-export class UnreadableCacheValueError extends Error {
-  constructor(reason: string) {
-    super(`cache value not readable: ${reason}`);
-    this.name = 'UnreadableCacheValueError';
-  }
-}
+import { luaScript, type RedisClient, type RedisConnection } from '../redis/connection.ts';
+import { SEALED_PREFIX, Sealer, UnreadableCacheValueError } from './seal.ts';
+import { type CachedEntry, type CacheObserver, type OrderedWriter, RecordCache } from './store.ts';
 
 /**
- * Names a key in the values it sealed, so that a reader holding several (rotation) takes the
- * right one: 8 base64url characters of a SHA-256 of the key, which reveal nothing of it.
+ * Each value starts with its order in clear, `m:<fetchedAt>:<final 0|1>|`, so that a Lua script
+ * can compare it with a write's without the key (the order reveals no person); the rest is the
+ * JSON, sealed when a key is set. Values of older versions, without it, rank lowest.
  */
-function keyId(key: Buffer): string {
-  return createHash('sha256')
-    .update('gateway cache key id\0')
-    .update(key)
-    .digest('base64url')
-    .slice(0, 8);
-}
+const ORDER = /^m:\d+:[01]\|/;
 
-/**
- * AES-256-GCM over the cache's values: a random IV per write, the tag checked on every read,
- * and the Redis key as additional authenticated data, so that a value copied under another
- * key (another payment, another person) does not open.
- */
-export class ValueCipher {
-  readonly #writeKey: Buffer;
-  readonly #writeId: string;
-  /** Every key that may read, by id (the writing one included). */
-  readonly #keys: Map<string, Buffer>;
-
-  constructor(encryption: NonNullable<CacheConfig['encryption']>) {
-    this.#writeKey = encryption.key;
-    this.#writeId = keyId(encryption.key);
-    this.#keys = new Map(encryption.oldKeys.map((key) => [keyId(key), key] as const));
-    this.#keys.set(this.#writeId, encryption.key);
-  }
-
-  seal(redisKey: string, text: string): string {
-    const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', this.#writeKey, iv).setAAD(Buffer.from(redisKey));
-    const body = Buffer.concat([
-      iv,
-      cipher.update(text, 'utf8'),
-      cipher.final(),
-      cipher.getAuthTag(),
-    ]);
-    return `${SEALED}${this.#writeId}:${body.toString('base64url')}`;
-  }
-
-  open(redisKey: string, stored: string): string {
-    if (!stored.startsWith(SEALED)) throw new UnreadableCacheValueError('not sealed');
-    const [id = '', sealed, ...rest] = stored.slice(SEALED.length).split(':');
-    const key = this.#keys.get(id);
-    if (!key) throw new UnreadableCacheValueError('sealed with an unknown key');
-    const body = Buffer.from(sealed ?? '', 'base64url');
-    if (rest.length > 0 || body.length < IV_BYTES + TAG_BYTES) {
-      throw new UnreadableCacheValueError('malformed');
-    }
-    try {
-      const decipher = createDecipheriv('aes-256-gcm', key, body.subarray(0, IV_BYTES))
-        .setAAD(Buffer.from(redisKey))
-        .setAuthTag(body.subarray(body.length - TAG_BYTES));
-      return Buffer.concat([
-        decipher.update(body.subarray(IV_BYTES, body.length - TAG_BYTES)),
-        decipher.final(),
-      ]).toString('utf8');
-    } catch {
-      // Altered, moved under another key, or sealed by another key with a clashing id.
-      throw new UnreadableCacheValueError('authentication failed');
-    }
-  }
-}
+// KEYS: the record. ARGV: the value (with its order), fetchedAt, final (0|1), ttl ms.
+// Writes unless the stored record outranks it (store.ts `outranks`): 1 written, 0 kept.
+const WRITE_IF_NEWER = luaScript(`
+local stored = redis.call('GET', KEYS[1])
+if stored then
+  local at, final = string.match(stored, '^m:(%d+):([01])|')
+  if at then
+    if final == '1' and ARGV[3] == '0' then return 0 end
+    if tonumber(at) > tonumber(ARGV[2]) then return 0 end
+  end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[4])
+return 1
+`);
 
 /**
  * @keyv/redis over the connection the gateway owns: it neither opens nor closes it (the
  * connection's retry and timeouts rule, and the locks and live status share it).
  */
-class SharedClientStore extends KeyvRedis<string> {
+class SharedClientStore extends KeyvRedis<string> implements OrderedWriter {
   readonly #connection: RedisConnection;
-  readonly #cipher: ValueCipher | undefined;
+  readonly #cipher: Sealer | undefined;
 
-  constructor(connection: RedisConnection, cipher: ValueCipher | undefined) {
+  constructor(connection: RedisConnection, cipher: Sealer | undefined) {
     super(connection.client);
     this.#connection = connection;
     this.#cipher = cipher;
@@ -119,16 +62,33 @@ class SharedClientStore extends KeyvRedis<string> {
   // Every command the cache sends, bounded in time by the connection. A value that does not
   // open throws, and RecordCache counts it as a failed read: a miss, never served.
   override async get<U = string>(key: string): Promise<U | undefined> {
-    const stored = await this.#connection.run(() => super.get<string>(key));
-    if (stored === undefined) return undefined;
+    const held = await this.#connection.run(() => super.get<string>(key));
+    if (held === undefined) return undefined;
+    const stored = held.replace(ORDER, '');
     if (this.#cipher) return this.#cipher.open(this.#redisKey(key), stored) as U;
-    if (stored.startsWith(SEALED)) throw new UnreadableCacheValueError('sealed, but no key set');
+    if (stored.startsWith(SEALED_PREFIX))
+      throw new UnreadableCacheValueError('sealed, but no key set');
     return stored as U;
   }
 
   override set(key: string, value: string, ttl?: number): Promise<void> {
     const stored = this.#cipher ? this.#cipher.seal(this.#redisKey(key), value) : value;
     return this.#connection.run(() => super.set(key, stored, ttl));
+  }
+
+  /** The compare-and-set of RecordCache.store, in one Lua script (atomic in Redis). */
+  async writeIfNewer(key: string, entry: CachedEntry<unknown>, ttlMs: number): Promise<boolean> {
+    // As keyv would store it: `{ value, expires }`, JSON.
+    const json = JSON.stringify({ value: entry, expires: Date.now() + ttlMs });
+    const body = this.#cipher ? this.#cipher.seal(this.#redisKey(key), json) : json;
+    const at = String(Math.floor(entry.fetchedAt ?? 0));
+    const final = entry.final ? '1' : '0';
+    const reply = await this.#connection.script(
+      WRITE_IF_NEWER,
+      [this.#redisKey(key)],
+      [`m:${at}:${final}|${body}`, at, final, String(Math.ceil(ttlMs))],
+    );
+    return Number(reply) === 1;
   }
 
   override delete(key: string): Promise<boolean> {
@@ -152,7 +112,7 @@ export function createRedisCache(
   observe?: CacheObserver,
   encryption?: CacheConfig['encryption'],
 ) {
-  const store = new SharedClientStore(connection, encryption && new ValueCipher(encryption));
+  const store = new SharedClientStore(connection, encryption && new Sealer(encryption));
   store.keyPrefixSeparator = ':';
   store.throwOnErrors = true;
   store.throwOnConnectError = true;
@@ -166,5 +126,5 @@ export function createRedisCache(
   // JSON: smaller and faster than keyv's default serializer, and what any reader expects.
   keyv.serialize = JSON.stringify;
   keyv.deserialize = (text: string) => JSON.parse(text);
-  return new RecordCache(keyv, observe);
+  return new RecordCache(keyv, store, observe);
 }

@@ -8,6 +8,9 @@
  * served (reported through `onStale`) only when the payment service is down. Nothing else is
  * served stale, and reads that bypass the cache (mutations, live polls) never are.
  *
+ * Records never go back in time: every upstream read is stored through RecordCache.store with
+ * the time it began, and a fresher or final record stored meanwhile stands (and is served).
+ *
  * Unknown records (404 or a not-found envelope) are remembered for `ttlNotFoundSeconds`, so that
  * asking for them again and again does not reach the upstream each time; a read that bypasses the cache still
  * does, and overwrites the memory. Errors are never remembered.
@@ -106,6 +109,8 @@ interface RecordKind<T> {
   fetch: (id: string) => Promise<T | null>;
   /** Fresh seconds and extra seconds kept for stale serving. */
   ttl: (record: T) => { ttl: number; keep: number };
+  /** A record that no later one that is not final may replace. */
+  final: (record: T) => boolean;
 }
 
 interface Outcome<T> {
@@ -127,14 +132,21 @@ export function createSources(deps: SourceDeps): RecordSources {
       isFinalStatus(record.status)
         ? { ttl: policy.ttlFinalSeconds, keep: policy.staleSeconds }
         : { ttl: policy.ttlPendingSeconds, keep: 0 },
+    final: (record) => isFinalStatus(record.status),
   };
   const kycKind: RecordKind<UpstreamKycUser> = {
     name: 'kyc',
     upstream: 'kyc',
     fetch: (userRef) => deps.kyc.getUser(userRef),
     ttl: () => ({ ttl: policy.ttlKycSeconds, keep: 0 }),
+    final: () => false,
   };
 
+  /**
+   * Every read of the upstream ends here (a miss, a mutation, a live poll, a webhook's read):
+   * the record is stored through {@link RecordCache.store}, which keeps a fresher one that was
+   * stored meanwhile (records never go back in time), and the record that stands is returned.
+   */
   async function fetchAndStore<T>(
     kind: RecordKind<T>,
     key: string,
@@ -142,16 +154,18 @@ export function createSources(deps: SourceDeps): RecordSources {
     options: ReadOptions,
   ): Promise<T | null> {
     const fetch = () => kind.fetch(id);
+    // Taken before the call: a read that began earlier than a stored record's never replaces it.
+    const fetchedAt = Date.now();
     const record = await (options.gate ? options.gate(kind.upstream, fetch) : fetch());
     if (policy.benchNoWrite) return record;
-    if (record !== null) {
-      const { ttl, keep } = kind.ttl(record);
-      await cache.set(kind.name, key, record, ttl, keep);
-    } else {
+    if (record === null) {
       // Briefly: a reference may become known a moment later.
-      await cache.set(kind.name, key, null, policy.ttlNotFoundSeconds);
+      const order = { fetchedAt, final: false };
+      return cache.store<T | null>(kind.name, key, null, order, policy.ttlNotFoundSeconds);
     }
-    return record;
+    const { ttl, keep } = kind.ttl(record);
+    const order = { fetchedAt, final: kind.final(record) };
+    return cache.store<T | null>(kind.name, key, record, order, ttl, keep);
   }
 
   /** The miss path, shared by concurrent callers through the single flight. */

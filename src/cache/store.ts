@@ -8,6 +8,38 @@ export interface CachedEntry<T> {
   value: T;
   storedAt: number;
   freshUntil: number;
+  /** When the read that produced it began (epoch ms); absent in entries of older versions. */
+  fetchedAt?: number;
+  /** A final record (a transaction with a final status): never replaced by one that is not. */
+  final?: boolean;
+}
+
+/** How a record ranks against the one stored: what {@link RecordCache.store} needs to know. */
+export interface StoreOrder {
+  /** When the read that produced the record began (epoch ms), taken before the upstream call. */
+  fetchedAt: number;
+  /** True for a final record (a transaction with a final status). */
+  final: boolean;
+}
+
+/**
+ * True when `stored` must not be replaced by `incoming`: records never go back in time. A final
+ * record is never replaced by one that is not, and a record is never replaced by one whose read
+ * began before its own did (a slow read that began before `verifyTransaction`, a webhook or a poll
+ * stored a fresher record).
+ */
+export function outranks(stored: Partial<StoreOrder>, incoming: StoreOrder): boolean {
+  if (stored.final && !incoming.final) return true;
+  return (stored.fetchedAt ?? 0) > incoming.fetchedAt;
+}
+
+/**
+ * A store's compare-and-set, atomic where the store is (one synchronous step in memory, one Lua
+ * script in Redis): writes `entry` unless the stored entry {@link outranks} it.
+ */
+export interface OrderedWriter {
+  /** True when written, false when a fresher record stands. */
+  writeIfNewer(key: string, entry: CachedEntry<unknown>, ttlMs: number): Promise<boolean>;
 }
 
 export type CacheOutcome = 'hit' | 'miss' | 'stale' | 'error';
@@ -21,10 +53,12 @@ export type CacheObserver = (event: { kind: string; outcome: CacheOutcome }) => 
  */
 export class RecordCache {
   readonly #keyv: Keyv;
+  readonly #writer: OrderedWriter;
   readonly #observe: CacheObserver | undefined;
 
-  constructor(keyv: Keyv, observe?: CacheObserver) {
+  constructor(keyv: Keyv, writer: OrderedWriter, observe?: CacheObserver) {
     this.#keyv = keyv;
+    this.#writer = writer;
     this.#observe = observe;
     // keyv re-emits store errors; without a listener they would crash the process.
     keyv.on('error', () => observe?.({ kind: 'store', outcome: 'error' }));
@@ -41,24 +75,40 @@ export class RecordCache {
   }
 
   /**
-   * Stores a record, fresh for `ttlSeconds` and kept `keepSeconds` more (to be served stale
-   * only when the upstream is down).
+   * THE write of a record (every path: a miss, `verifyTransaction`, `refreshKycUser`, a live
+   * poll, a webhook's read): stores it fresh for `ttlSeconds` and kept `keepSeconds` more (to be
+   * served stale only when the upstream is down) — unless the record stored outranks it
+   * ({@link outranks}: a final one, or one whose read began later), decided atomically by the
+   * store. Resolves to the record that stands, which the caller serves: the one given, or the
+   * fresher one that was kept. A store failure keeps the one given (and is reported).
    */
-  async set<T>(
+  async store<T>(
     kind: string,
     key: string,
     value: T,
+    order: StoreOrder,
     ttlSeconds: number,
     keepSeconds = 0,
-  ): Promise<void> {
-    if (ttlSeconds <= 0) return;
+  ): Promise<T> {
+    if (ttlSeconds <= 0) return value;
+    const now = Date.now();
+    const entry: CachedEntry<T> = {
+      value,
+      storedAt: now,
+      freshUntil: now + ttlSeconds * 1000,
+      fetchedAt: order.fetchedAt,
+      final: order.final,
+    };
     try {
-      const now = Date.now();
-      const entry: CachedEntry<T> = { value, storedAt: now, freshUntil: now + ttlSeconds * 1000 };
-      await this.#keyv.set(key, entry, (ttlSeconds + keepSeconds) * 1000);
+      if (await this.#writer.writeIfNewer(key, entry, (ttlSeconds + keepSeconds) * 1000)) {
+        return value;
+      }
     } catch {
       this.#observe?.({ kind, outcome: 'error' });
+      return value;
     }
+    const standing = await this.get<T>(kind, key);
+    return standing === undefined ? value : standing.value;
   }
 
   /** Reports a lookup's outcome (the sources decide hit, miss or stale). */
@@ -87,9 +137,11 @@ export class RecordCache {
  * (and expired entries then leave the LRU on their own instead of waiting to be pushed out).
  * Each value is frozen as it is stored, in the same walk that estimates its size.
  */
-class LruStore {
+class LruStore implements OrderedWriter {
   readonly #lru: LRUCache<string, object>;
-  constructor(maxEntries: number, maxBytes: number) {
+  readonly #namespace: string;
+  constructor(maxEntries: number, maxBytes: number, namespace: string) {
+    this.#namespace = namespace;
     this.#lru = new LRUCache<string, object>({
       max: maxEntries,
       maxSize: maxBytes,
@@ -101,6 +153,17 @@ class LruStore {
   }
   set(key: string, value: object, ttlMs?: number): boolean {
     this.#lru.set(key, value, ttlMs ? { ttl: ttlMs } : undefined);
+    return true;
+  }
+  /**
+   * The compare-and-set, in one synchronous step (nothing else runs between the look and the
+   * write). Entries are held as keyv holds them: `{ value, expires }` under `<namespace>:<key>`.
+   */
+  async writeIfNewer(key: string, entry: CachedEntry<unknown>, ttlMs: number): Promise<boolean> {
+    const name = `${this.#namespace}:${key}`;
+    const held = this.#lru.get(name) as { value?: CachedEntry<unknown> } | undefined;
+    if (held?.value && outranks(held.value, entry as StoreOrder)) return false;
+    this.#lru.set(name, { value: entry, expires: Date.now() + ttlMs }, { ttl: ttlMs });
     return true;
   }
   delete(key: string): boolean {
@@ -155,9 +218,10 @@ function freezeAndMeasure(value: unknown): number {
  * serialisation.
  */
 export function createMemoryCache(config: CacheConfig, observe?: CacheObserver): RecordCache {
-  const store = new LruStore(config.maxEntries, config.maxBytes);
-  const keyv = new Keyv({ store, namespace: 'gw', throwOnErrors: true });
+  const namespace = 'gw';
+  const store = new LruStore(config.maxEntries, config.maxBytes, namespace);
+  const keyv = new Keyv({ store, namespace, throwOnErrors: true });
   keyv.serialize = undefined;
   keyv.deserialize = undefined;
-  return new RecordCache(keyv, observe);
+  return new RecordCache(keyv, store, observe);
 }

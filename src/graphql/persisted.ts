@@ -12,19 +12,29 @@
  * validates (checked by the shared document preparer, so it is not parsed twice); `only` accepts
  * the project's documents alone (by id or hash; any other text is refused); `off` stores nothing
  * (a hash alone is never found, a hash with its query runs as a plain query).
+ *
+ * Registration is bounded (contract §11): `PERSISTED_REGISTRATIONS_PER_MINUTE` new documents per
+ * caller (past it the operation runs and nothing is stored), `PERSISTED_MAX_BYTES` of documents
+ * for the cluster, least recently used dropped first (see createPersistedStore).
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { GraphQLError } from 'graphql';
+import { GraphQLError, Kind, parse } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
+import { Sealer, type SealKeys } from '../cache/seal.ts';
 import type { TrustedDocumentsMode } from '../config.ts';
-import type { RedisConnection } from '../redis/connection.ts';
+import { hashedKeyPart, luaScript, type RedisConnection } from '../redis/connection.ts';
 
 /** Where registered documents are kept (by hex SHA-256). */
 export interface PersistedStore {
   get(hash: string): Promise<string | undefined>;
-  set(hash: string, query: string): Promise<void>;
+  /**
+   * Registers a document sent by `caller` (its hash checked, and validated, by the caller of
+   * this). A document already known is only marked used; a new one counts against the caller's
+   * `PERSISTED_REGISTRATIONS_PER_MINUTE`. Resolves to false when nothing was stored.
+   */
+  register(hash: string, query: string, caller: string): Promise<boolean>;
 }
 
 /** The trusted documents extracted by codegen, by `sha256:<hex>`. */
@@ -34,46 +44,216 @@ export function loadTrustedDocuments(): Map<string, string> {
   return new Map(Object.entries(manifest));
 }
 
-/** Registered documents kept a week in Redis (refreshed when registered again). */
-const REDIS_TTL_MS = 7 * 24 * 3600 * 1000;
+/** The operation names of the trusted documents (their metric labels are never crowded out). */
+export function trustedOperationNames(): string[] {
+  const names: string[] = [];
+  for (const text of loadTrustedDocuments().values()) {
+    for (const definition of parse(text).definitions) {
+      if (definition.kind === Kind.OPERATION_DEFINITION && definition.name) {
+        names.push(definition.name.value);
+      }
+    }
+  }
+  return names;
+}
+
+/** The bounds of the store (settings `PERSISTED_*`). */
+export interface PersistedBounds {
+  /** New documents one caller may register per minute; 0: none. */
+  registrationsPerMinute: number;
+  /** Bytes of documents kept, in Redis for the cluster and in each process. */
+  maxBytes: number;
+}
+
+const MINUTE_MS = 60_000;
+/** A document's last use is written to Redis at most this often per process. */
+const TOUCH_EVERY_MS = 60_000;
+
+// KEYS: document, LRU set (member: hash, score: last use), bytes counter.
+// ARGV: stored text, now (ms), most bytes, hash, prefix of document keys, replace (1: the
+// stored value does not open). Stores the document (no TTL: Redis never evicts it, this script
+// does), marks it used, and drops the least recently used documents, and only documents, while
+// over the byte bound. Returns 1 when stored, 2 when it was known already, 0 when larger than
+// the bound alone.
+const REGISTER = luaScript(`
+local size = string.len(ARGV[1])
+local most = tonumber(ARGV[3])
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  if ARGV[6] ~= '1' then
+    redis.call('ZADD', KEYS[2], ARGV[2], ARGV[4])
+    return 2
+  end
+  redis.call('DECRBY', KEYS[3], redis.call('STRLEN', KEYS[1]))
+  redis.call('DEL', KEYS[1])
+  redis.call('ZREM', KEYS[2], ARGV[4])
+end
+if size > most then return 0 end
+redis.call('SET', KEYS[1], ARGV[1])
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[4])
+local total = redis.call('INCRBY', KEYS[3], size)
+while total > most do
+  local oldest = redis.call('ZRANGE', KEYS[2], 0, 0)
+  if #oldest == 0 then
+    redis.call('SET', KEYS[3], 0)
+    break
+  end
+  local victim = ARGV[5] .. oldest[1]
+  local freed = redis.call('STRLEN', victim)
+  redis.call('DEL', victim)
+  redis.call('ZREM', KEYS[2], oldest[1])
+  total = redis.call('DECRBY', KEYS[3], freed)
+end
+return 1
+`);
+
+// KEYS: the caller's counter. ARGV: window (ms), most per window. A fixed window: 1 allowed, 0 not.
+const COUNT_REGISTRATION = luaScript(`
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+if n > tonumber(ARGV[2]) then return 0 end
+return 1
+`);
+
+/** Registrations per caller in this process (without Redis, or while it fails): fixed windows. */
+class LocalRegistrations {
+  readonly #windows = new Map<string, { start: number; count: number }>();
+  readonly #most: number;
+  constructor(most: number) {
+    this.#most = most;
+  }
+  take(caller: string): boolean {
+    const now = Date.now();
+    let window = this.#windows.get(caller);
+    if (!window || now - window.start >= MINUTE_MS) {
+      // Bounded: windows past their minute are dropped when many callers are counted.
+      if (this.#windows.size >= 10_000) {
+        for (const [name, old] of this.#windows) {
+          if (now - old.start >= MINUTE_MS) this.#windows.delete(name);
+        }
+      }
+      window = { start: now, count: 0 };
+      this.#windows.set(caller, window);
+    }
+    window.count += 1;
+    return window.count <= this.#most;
+  }
+}
 
 /**
- * A bounded in-process store (entries and bytes), in front of Redis when there is one, so that
- * every replica knows what a client registered on another. Redis failures are misses.
+ * A bounded in-process store (bytes), in front of Redis when there is one, so that every replica
+ * knows what a client registered on another. In Redis, documents are bounded for the whole cluster
+ * by `PERSISTED_MAX_BYTES` with least-recently-used eviction done by a Lua script, have no TTL
+ * (so that Redis's own eviction, under a `volatile-*` policy, never picks them and they never push
+ * out records, rate-limit counters or locks), and are sealed with the cache key when one is set.
+ * Redis failures are misses (and registrations are then counted per process).
  */
 export function createPersistedStore(options: {
-  maxEntries: number;
-  maxBytes: number;
+  bounds: PersistedBounds;
   redis?: RedisConnection;
+  encryption?: SealKeys;
 }): PersistedStore {
-  const local = new LRUCache<string, string>({
-    max: options.maxEntries,
-    maxSize: options.maxBytes,
-    sizeCalculation: (query) => query.length * 2 + 64,
+  const { bounds, redis } = options;
+  const local = new LRUCache<string, { query: string; touched: number }>({
+    max: 100_000,
+    maxSize: Math.max(1, bounds.maxBytes),
+    sizeCalculation: (entry) => entry.query.length * 2 + 64,
   });
-  const { redis } = options;
-  const key = (hash: string) => redis?.key('apq', hash) ?? hash;
+  const sealer = options.encryption && new Sealer(options.encryption);
+  const registrations = new LocalRegistrations(bounds.registrationsPerMinute);
+  const documentKey = (hash: string) => redis?.key('apq', 'doc', hash) ?? hash;
+  const lru = redis?.key('apq', 'lru') ?? '';
+  const bytes = redis?.key('apq', 'bytes') ?? '';
+
+  /** Whether the caller may register one more new document now. */
+  async function allowed(caller: string): Promise<boolean> {
+    if (bounds.registrationsPerMinute === 0) return false;
+    if (!redis) return registrations.take(caller);
+    try {
+      const reply = await redis.script(
+        COUNT_REGISTRATION,
+        [redis.key('apq', 'reg', hashedKeyPart(caller))],
+        [String(MINUTE_MS), String(bounds.registrationsPerMinute)],
+      );
+      return Number(reply) === 1;
+    } catch {
+      redis.failed('apq');
+      return registrations.take(caller);
+    }
+  }
+
+  /** Marks a document used in Redis (at most once a minute per process). */
+  function touch(hash: string, entry: { touched: number }): void {
+    const now = Date.now();
+    if (!redis || now - entry.touched < TOUCH_EVERY_MS) return;
+    entry.touched = now;
+    redis
+      .run((client) => client.zAdd(lru, { score: now, value: hash }, { XX: true }))
+      .catch(() => redis.failed('apq'));
+  }
+
+  /**
+   * The document from Redis (kept in this process too); `unreadable` for a value that does not
+   * open (sealed with a key no longer held, altered, clear while a key is set): it is replaced
+   * by the next registration. Undefined when absent, or when Redis fails.
+   */
+  async function fromRedis(hash: string): Promise<string | 'unreadable' | undefined> {
+    if (!redis) return undefined;
+    const key = documentKey(hash);
+    let stored: string | null;
+    try {
+      stored = await redis.run((client) => client.get(key));
+    } catch {
+      redis.failed('apq');
+      return undefined;
+    }
+    if (stored === null) return undefined;
+    let query: string;
+    try {
+      query = sealer ? sealer.open(key, stored) : stored;
+    } catch {
+      return 'unreadable';
+    }
+    if (sha256(query) !== hash) return 'unreadable';
+    const entry = { query, touched: 0 };
+    touch(hash, entry);
+    local.set(hash, entry);
+    return query;
+  }
+
   return {
     async get(hash) {
-      const known = local.get(hash);
-      if (known !== undefined || !redis) return known;
-      try {
-        const stored = await redis.run((client) => client.get(key(hash)));
-        if (typeof stored !== 'string' || sha256(stored) !== hash) return undefined;
-        local.set(hash, stored);
-        return stored;
-      } catch {
-        redis.failed('apq');
-        return undefined;
+      const held = local.get(hash);
+      if (held !== undefined) {
+        touch(hash, held);
+        return held.query;
       }
+      const stored = await fromRedis(hash);
+      return stored === 'unreadable' ? undefined : stored;
     },
-    async set(hash, query) {
-      local.set(hash, query);
-      if (!redis) return;
+    async register(hash, query, caller) {
+      const held = local.get(hash);
+      if (held !== undefined) {
+        touch(hash, held);
+        return true;
+      }
+      const stored = await fromRedis(hash);
+      if (stored !== undefined && stored !== 'unreadable') return true;
+      if (!(await allowed(caller))) return false;
+      local.set(hash, { query, touched: Date.now() });
+      if (!redis) return true;
       try {
-        await redis.run((client) => client.set(key(hash), query, { PX: REDIS_TTL_MS }));
+        const key = documentKey(hash);
+        const sealed = sealer ? sealer.seal(key, query) : query;
+        const replace = stored === 'unreadable' ? '1' : '0';
+        const reply = await redis.script(
+          REGISTER,
+          [key, lru, bytes],
+          [sealed, String(Date.now()), String(bounds.maxBytes), hash, documentKey(''), replace],
+        );
+        return Number(reply) !== 0;
       } catch {
         redis.failed('apq');
+        return true;
       }
     },
   };
@@ -132,6 +312,8 @@ export type DocumentResolver = <
   P extends { extensions?: unknown; documentId?: unknown; query?: unknown },
 >(
   params: P,
+  /** Who sent it: new documents count against this caller's registrations. */
+  caller: string,
 ) => Promise<P>;
 
 /** The one resolution of persisted and trusted documents every transport goes through. */
@@ -143,7 +325,7 @@ export function createDocumentResolver(options: {
 }): DocumentResolver {
   const trusted = loadTrustedDocuments();
   const { mode, store } = options;
-  return async (params) => {
+  return async (params, caller) => {
     const hash = hashOf(params as { extensions?: Record<string, unknown>; documentId?: unknown });
     const query =
       typeof params.query === 'string' && params.query !== '' ? params.query : undefined;
@@ -182,7 +364,8 @@ export function createDocumentResolver(options: {
         );
       }
       if (mode === 'allow' && known === undefined && options.validates(query)) {
-        await store.set(hash, query);
+        // Past the caller's rate nothing is stored, and the operation still runs.
+        await store.register(hash, query, caller);
       }
       return plain(params, query);
     }
@@ -200,8 +383,9 @@ export function createDocumentResolver(options: {
 /** The Yoga plugin over the same resolution (runs on the request's parameters, before parsing). */
 export function usePersistedDocuments(resolve: DocumentResolver): Plugin {
   return {
-    async onParams({ params, setParams }) {
-      const resolved = await resolve(params);
+    async onParams({ params, setParams, context }) {
+      const { caller } = context as { caller?: unknown };
+      const resolved = await resolve(params, typeof caller === 'string' ? caller : '');
       if (resolved !== params) setParams(resolved);
     },
   };

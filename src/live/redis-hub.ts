@@ -6,6 +6,8 @@
  *   lock, publishes a heartbeat and counts the replicas still watching, in one Lua script.
  * - Fan-out: the poller publishes each status change on `<prefix>:live:events:<txRef>`; every
  *   replica with subscribers for that txRef listens there and hands the events to its own.
+ *   Every message goes through live/messages.ts (sealed with the cache key, or clear and
+ *   without personal data: then receivers read the record from the cache).
  * - Who watches: each local watch registers in the sorted set `<prefix>:live:subs:<txRef>` (score:
  *   expiry on Redis's clock, refreshed every beat). The poller stops when the set is empty:
  *   the last subscriber of the cluster left, or its replica died (its entries expire).
@@ -27,6 +29,7 @@ import {
   type LiveListener,
   runPoller,
 } from './hub.ts';
+import type { LiveMessage, LiveMessages } from './messages.ts';
 import { RedisLiveSlots } from './slots.ts';
 
 // KEYS: subs. ARGV: member, ttl ms. Registers a watch until now + ttl (Redis's clock).
@@ -56,11 +59,6 @@ const RELEASE = luaScript(
   "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
 );
 
-/** Messages on a txRef's channel. */
-type Message =
-  | { t: 'beat'; owner: string; since: number }
-  | { t: 'event'; owner: string; event: LiveEvent };
-
 interface Watch {
   txRef: string;
   /** This watch's member in the subs set (one per watch, so that leaving removes only it). */
@@ -74,6 +72,9 @@ interface Watch {
   heardAt: number;
   /** Start of the txRef's poll sequence, from the heartbeats. */
   sequenceStartedAt?: number;
+  /** A cache read for a `changed` message is under way; `again`: another came meanwhile. */
+  reading: boolean;
+  again: boolean;
   /** Set once a last event arrived or the last listener left: new subscribers open a new one. */
   ended: boolean;
   disposed: boolean;
@@ -90,15 +91,18 @@ interface Poller {
 /** The Redis {@link LiveStatusHub}. */
 export class RedisLiveStatusHub extends LiveHubBase {
   readonly #redis: RedisConnection;
+  readonly #messages: LiveMessages;
   readonly #id = randomUUID();
   readonly #watches = new Map<string, Watch>();
   readonly #pollers = new Map<string, Poller>();
   readonly #beatMs: number;
   readonly #lockMs: number;
 
-  constructor(deps: LiveDeps, redis: RedisConnection) {
+  /** `messages`: the codec every message on a live channel goes through (live/messages.ts). */
+  constructor(deps: LiveDeps, redis: RedisConnection, messages: LiveMessages) {
     super(deps, new RedisLiveSlots(redis));
     this.#redis = redis;
+    this.#messages = messages;
     this.#beatMs = deps.settings.heartbeatMs;
     this.#lockMs = 3 * deps.settings.heartbeatMs;
   }
@@ -127,6 +131,8 @@ export class RedisLiveStatusHub extends LiveHubBase {
       listeners: new Set(),
       ready: Promise.resolve(),
       ticking: false,
+      reading: false,
+      again: false,
       heardAt: Date.now(),
       ended: false,
       disposed: false,
@@ -172,24 +178,57 @@ export class RedisLiveStatusHub extends LiveHubBase {
   }
 
   #receive(watch: Watch, text: string): void {
-    let message: Message;
-    try {
-      message = JSON.parse(text) as Message;
-    } catch {
-      return;
-    }
+    const message = this.#messages.open(this.#keys(watch.txRef).channel, text);
+    if (!message) return;
     watch.heardAt = Date.now();
     if (message.t === 'beat') {
-      if (typeof message.since === 'number') watch.sequenceStartedAt = message.since;
+      watch.sequenceStartedAt = message.since;
       // A replica that polled for itself while Redis was away yields to the elected poller.
       const poller = this.#pollers.get(watch.txRef);
       if (poller && message.owner !== this.#id) poller.stop.abort();
       return;
     }
     // This replica's own events were handed to its subscribers already.
-    if (message.t === 'event' && message.owner !== this.#id && message.event) {
-      this.#deliver(watch, message.event);
+    if (message.owner === this.#id) return;
+    if (message.t === 'record') this.#deliver(watch, { type: 'record', record: message.record });
+    else if (message.t === 'error') {
+      this.#deliver(watch, { type: 'error', code: message.code, message: message.message });
+    } else void this.#readChanged(watch);
+  }
+
+  /**
+   * A clear `changed` message: the record is read from the cache (the poller stored it before
+   * publishing). One read at a time per watch, however many messages arrive.
+   */
+  async #readChanged(watch: Watch): Promise<void> {
+    if (watch.reading) {
+      watch.again = true;
+      return;
     }
+    watch.reading = true;
+    try {
+      do {
+        watch.again = false;
+        const record = await this.deps.sources.transaction(watch.txRef).catch(() => undefined);
+        if (record) this.#deliver(watch, { type: 'record', record });
+      } while (watch.again && !watch.ended);
+    } finally {
+      watch.reading = false;
+    }
+  }
+
+  /** Publishes an event of this replica's poller to the other replicas. */
+  #publish(channel: string, event: LiveEvent): void {
+    const owner = this.#id;
+    const message: LiveMessage =
+      event.type === 'error'
+        ? { t: 'error', owner, code: event.code, message: event.message }
+        : this.#messages.sealed
+          ? { t: 'record', owner, record: event.record }
+          : { t: 'changed', owner };
+    void this.#redis.publish(channel, this.#messages.seal(channel, message)).then((sent) => {
+      if (!sent) this.#redis.failed('live');
+    });
   }
 
   #deliver(watch: Watch, event: LiveEvent): void {
@@ -279,10 +318,7 @@ export class RedisLiveStatusHub extends LiveHubBase {
       publish: (event) => {
         const watch = this.#watches.get(txRef);
         if (watch) this.#deliver(watch, event);
-        const message: Message = { t: 'event', owner: this.#id, event };
-        void this.#redis.publish(channel, JSON.stringify(message)).then((sent) => {
-          if (!sent) this.#redis.failed('live');
-        });
+        this.#publish(channel, event);
       },
     }).finally(async () => {
       clearInterval(timer);
@@ -298,13 +334,17 @@ export class RedisLiveStatusHub extends LiveHubBase {
     if (poller.beating || poller.stop.signal.aborted) return;
     poller.beating = true;
     const { lock, subs, channel } = this.#keys(poller.txRef);
-    const message: Message = { t: 'beat', owner: this.#id, since: poller.startedAt };
+    const message = this.#messages.seal(channel, {
+      t: 'beat',
+      owner: this.#id,
+      since: poller.startedAt,
+    });
     try {
       const watches = Number(
         await this.#redis.script(
           BEAT,
           [lock, subs],
-          [this.#id, String(this.#lockMs), channel, JSON.stringify(message)],
+          [this.#id, String(this.#lockMs), channel, message],
         ),
       );
       // -1: another replica holds the lock (this one stalled, or polled unelected).

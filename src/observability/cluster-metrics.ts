@@ -13,6 +13,7 @@ export class ClusterMetrics {
   readonly livePollers: Gauge;
   readonly liveSubscribers: Gauge;
   readonly livePolls: Counter<'outcome'>;
+  readonly liveRejected: Counter<'reason'>;
 
   constructor(metrics: GatewayMetrics, withRedis: boolean) {
     const registers = [metrics.registry];
@@ -43,6 +44,12 @@ export class ClusterMetrics {
       name: 'gateway_live_polls_total',
       help: 'Live status polls of the payment interface made by this process, by outcome.',
       labelNames: ['outcome'] as const,
+      registers,
+    });
+    this.liveRejected = new Counter({
+      name: 'gateway_live_messages_rejected_total',
+      help: 'Messages between replicas dropped: not sealed with a known cache key for their channel (unauthenticated), of a wrong shape (malformed), or sent more than a minute away from now (stale).',
+      labelNames: ['reason'] as const,
       registers,
     });
   }

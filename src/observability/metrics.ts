@@ -1,12 +1,14 @@
 /**
  * Prometheus metrics (prom-client), one registry per gateway (no global state, so tests can run
  * several gateways). Labels hold only bounded, non-personal values: upstream names, outcomes,
- * error codes, cache kinds, and operation names that pass a strict pattern (others are `other`).
+ * error codes, cache kinds, and operation names that pass a strict pattern and that a few callers
+ * cannot crowd out (see operationLabel; others are `other`).
  */
+import { LRUCache } from 'lru-cache';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 const OPERATION_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
-/** Most distinct operation names kept as label values; later ones are `other`. */
+/** Most operation names labelled at once besides the trusted ones; the others are `other`. */
 const MAX_OPERATION_LABELS = 200;
 /** prom-client's default gauges whose names end in `_total` (see the constructor). */
 const MISNAMED_DEFAULTS = [
@@ -14,10 +16,28 @@ const MISNAMED_DEFAULTS = [
   'nodejs_active_requests_total',
   'nodejs_active_resources_total',
 ];
+/** Distinct callers that must send a name before it gets a label of its own. */
+const CALLERS_FOR_LABEL = 3;
+/** A label unused this long gives its slot back (and its series are removed). */
+const LABEL_IDLE_MS = 60 * 60 * 1000;
+/** Names waiting for enough callers, and callers remembered per name (bounded). */
+const MAX_CANDIDATES = 2000;
 
 export class GatewayMetrics {
   readonly registry = new Registry();
-  readonly #operations = new Set<string>();
+  /** The project's own operations (trusted documents): always labelled. */
+  readonly #trusted = new Set<string>();
+  /** Other names that earned a label; a slot unused for LABEL_IDLE_MS is given back. */
+  readonly #labelled = new LRUCache<string, true>({
+    max: MAX_OPERATION_LABELS,
+    ttl: LABEL_IDLE_MS,
+    updateAgeOnGet: true,
+    ttlAutopurge: true,
+    // A slot given back: its series go too, so the label set stays bounded over time.
+    dispose: (_, name) => void this.#forget(name),
+  });
+  /** Names seen from fewer than CALLERS_FOR_LABEL callers so far, with those callers. */
+  readonly #candidates = new LRUCache<string, Set<string>>({ max: MAX_CANDIDATES });
 
   readonly graphqlRequests = new Counter({
     name: 'gateway_graphql_requests_total',
@@ -154,13 +174,43 @@ export class GatewayMetrics {
     else this.requestDuration.observe({ operation_type: operationType ?? 'none' }, seconds);
   }
 
-  /** A label value for an operation name: the name when safe and known, else a bucket. */
-  operationLabel(name: string | null | undefined): string {
+  /** Names of the project's own operations (its trusted documents): always their own label. */
+  trustOperations(names: Iterable<string>): void {
+    for (const name of names) if (OPERATION_NAME.test(name)) this.#trusted.add(name);
+  }
+
+  /**
+   * A label value for an operation name, such that a few callers cannot take the label slots
+   * from the operations that own them: the project's own operations always have their label;
+   * another name gets one once `CALLERS_FOR_LABEL` distinct callers have sent it, while one of
+   * `MAX_OPERATION_LABELS` slots is free, and gives it back after `LABEL_IDLE_MS` unused. Until
+   * then (and for names that are not plain identifiers) it is `other`; no name: `anonymous`.
+   */
+  operationLabel(name: string | null | undefined, caller = ''): string {
     if (!name) return 'anonymous';
     if (!OPERATION_NAME.test(name)) return 'other';
-    if (this.#operations.has(name)) return name;
-    if (this.#operations.size >= MAX_OPERATION_LABELS) return 'other';
-    this.#operations.add(name);
+    if (this.#trusted.has(name) || this.#labelled.get(name)) return name;
+    let callers = this.#candidates.get(name);
+    if (!callers) {
+      callers = new Set();
+      this.#candidates.set(name, callers);
+    }
+    callers.add(caller);
+    if (callers.size < CALLERS_FOR_LABEL || this.#labelled.size >= MAX_OPERATION_LABELS) {
+      return 'other';
+    }
+    this.#candidates.delete(name);
+    this.#labelled.set(name, true);
     return name;
+  }
+
+  /** Removes the series of an operation label given back. */
+  async #forget(operation: string): Promise<void> {
+    for (const metric of [this.graphqlRequests, this.graphqlErrors]) {
+      const { values } = await metric.get();
+      for (const { labels } of values) {
+        if (labels.operation === operation) (metric as Counter<string>).remove(labels as never);
+      }
+    }
   }
 }

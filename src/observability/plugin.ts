@@ -11,6 +11,8 @@ export interface RequestSummary {
   operation?: string | undefined;
   /** query, mutation or subscription, once the document validated. */
   operationType?: string | undefined;
+  /** Who sent it (`sub:…` or `ip:…`), for the metric's operation label (never logged). */
+  caller?: string | undefined;
   codes: string[];
 }
 
@@ -36,6 +38,8 @@ function nameOperation(
   const operation = getOperationAST(document, operationName);
   summary.operation = operation?.name?.value;
   summary.operationType = operation?.operation;
+  const { caller } = context as { caller?: unknown };
+  if (typeof caller === 'string') summary.caller = caller;
 }
 
 /** The Yoga plugin; the server context carries `summary`. */

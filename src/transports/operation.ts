@@ -292,7 +292,7 @@ export function createOperationEntry(deps: OperationEntryDeps): OperationEntry {
         const refused = await charge(admitted);
         if (refused) return single({ errors: [refused] }, summary);
       }
-      const params = await deps.documents(input.params);
+      const params = await deps.documents(input.params, admitted.caller);
       const { query, variables, operationName } = params;
       if (typeof query !== 'string' || query === '') {
         throw requestError(

@@ -17,6 +17,7 @@ import { type BreakerState, type HttpResult, UpstreamHttp, type UpstreamObserver
 import {
   describeIssue,
   moneySourceReviver,
+  scanJson,
   type UpstreamKycUser,
   type UpstreamShapes,
   type UpstreamTransaction,
@@ -30,17 +31,6 @@ const NOT_FOUND =
   /not\s*found|does\s*not\s*exist|doesn't\s*exist|no\s+such\s+user|unknown\s+(user|transaction|reference)/i;
 
 /**
- * Whether a number in this JSON text may not survive a binary double: one with more than 15
- * significant digits (every decimal of 15 or fewer reads back from its double as the same value).
- * A reviver that sees each value's source text makes `JSON.parse` several times slower, so it is
- * used only then. A run of 16 digits and dots anywhere (in a string too) counts: a false alarm
- * only costs the slower parse.
- */
-function mayLoseDigits(text: string): boolean {
-  return /[0-9][0-9.]{15,}/.test(text);
-}
-
-/**
  * Reads an answer: 404 and "not found" envelopes are `null`; 401/403 are the gateway's own
  * credentials refused; 429 and 5xx (after retries) are unavailability; anything else that is
  * not the documented JSON is a bad response. Never quotes the body. `reviver` sees the JSON
@@ -51,6 +41,7 @@ export function readAnswer<T extends z.ZodType>(
   result: HttpResult,
   shape: T,
   reviver?: (key: string, value: unknown, context?: { source?: string }) => unknown,
+  identity?: { field: string; value: string },
 ): z.output<T> | null {
   const { status } = result;
   if (status === 404) return null;
@@ -60,9 +51,14 @@ export function readAnswer<T extends z.ZodType>(
   if (status < 200 || status >= 300) {
     throw new UpstreamBadResponseError(upstream, `unexpected HTTP ${status}`);
   }
+  // Before any parse: nesting and number length bounded in one linear pass. A number of more
+  // than 15 significant digits (which a double may not keep) calls for the reviver, which sees
+  // each value's source text but makes JSON.parse several times slower: only then.
+  const scan = scanJson(result.body);
+  if (!scan.ok) throw new UpstreamBadResponseError(upstream, scan.reason);
   let json: unknown;
   try {
-    json = JSON.parse(result.body, reviver && mayLoseDigits(result.body) ? reviver : undefined);
+    json = JSON.parse(result.body, reviver && scan.longDigits ? reviver : undefined);
   } catch {
     throw new UpstreamBadResponseError(upstream, 'the body is not JSON');
   }
@@ -72,6 +68,18 @@ export function readAnswer<T extends z.ZodType>(
     if (error === true || error === 'true') {
       if (typeof message === 'string' && NOT_FOUND.test(message)) return null;
       throw new UpstreamBadResponseError(upstream, 'it reported an error');
+    }
+  }
+  // The record must be the one asked for: an answer naming another (a proxy's cache mixing
+  // users, an upstream bug) is never served under the asked reference.
+  if (identity && typeof json === 'object' && json !== null) {
+    const data = (json as { data?: unknown }).data;
+    const named =
+      typeof data === 'object' && data !== null
+        ? (data as Record<string, unknown>)[identity.field]
+        : undefined;
+    if (named !== undefined && named !== null && named !== identity.value) {
+      throw new UpstreamBadResponseError(upstream, 'the answer is for another record');
     }
   }
   const parsed = shape.safeParse(json);
@@ -144,6 +152,8 @@ export class PaymentClient extends UpstreamClient {
       result,
       this.shapes.transactionResponse,
       moneySourceReviver,
+      // The documented answer names no reference; one that names another is refused.
+      { field: 'txRef', value: txRef },
     );
     if (answer === null) return null;
     // The shape's output is a new object of its own: completed in place rather than copied.
@@ -173,7 +183,10 @@ export class KycClient extends UpstreamClient {
     // the query string alone, and a body on GET is dropped by many proxies, so none is sent.
     const query = new URLSearchParams({ userRef, slug: this.#slug });
     const result = await this.http.get(`/api/v1/user/kyc?${query.toString()}`, this.#headers);
-    const answer = readAnswer('kyc', result, this.shapes.kycResponse);
+    const answer = readAnswer('kyc', result, this.shapes.kycResponse, undefined, {
+      field: 'userRef',
+      value: userRef,
+    });
     if (answer === null) return null;
     // The reference asked by, when the upstream leaves it out of the record (completed in
     // place: the shape's output is a new object of its own).

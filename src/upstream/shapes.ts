@@ -412,3 +412,63 @@ export function describeIssue(error: z.ZodError): string {
         : 'is invalid';
   return `${path} ${what}`;
 }
+
+/** Deepest nesting of arrays and objects accepted in an upstream body (contract §4). */
+export const MAX_JSON_DEPTH = 64;
+/** Longest number, in characters, accepted in an upstream body (contract §4). */
+export const MAX_NUMBER_CHARS = 100;
+
+/** What {@link scanJson} found in a body. */
+export type JsonScan =
+  | {
+      ok: true /** A number with more than 15 significant digits may lose digits as a double. */;
+      longDigits: boolean;
+    }
+  | { ok: false; reason: string };
+
+/**
+ * One linear pass over an upstream body before `JSON.parse`, refusing what would make parsing
+ * or walking it costly: nesting deeper than {@link MAX_JSON_DEPTH} (a deep body overflows the
+ * stack of recursive walks) and numbers longer than {@link MAX_NUMBER_CHARS} characters (a
+ * 1.5 MB number kept the event loop busy for a second). About 1–2 ms per MB, no allocation.
+ * Strings are skipped (with their escapes); the text is not otherwise validated — JSON.parse does.
+ */
+export function scanJson(text: string): JsonScan {
+  let depth = 0;
+  let run = 0;
+  let longDigits = false;
+  const length = text.length;
+  for (let i = 0; i < length; i += 1) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      run = 0;
+      for (i += 1; i < length; i += 1) {
+        const s = text.charCodeAt(i);
+        if (s === 0x5c /* \ */) i += 1;
+        else if (s === 0x22) break;
+      }
+    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      run = 0;
+      depth += 1;
+      if (depth > MAX_JSON_DEPTH) return { ok: false, reason: 'the body is nested too deeply' };
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      run = 0;
+      depth -= 1;
+    } else if (
+      (c >= 0x30 && c <= 0x39) ||
+      c === 0x2e /* . */ ||
+      c === 0x2d /* - */ ||
+      c === 0x2b /* + */ ||
+      c === 0x65 /* e */ ||
+      c === 0x45 /* E */
+    ) {
+      run += 1;
+      if (run > MAX_NUMBER_CHARS)
+        return { ok: false, reason: 'the body holds an oversized number' };
+      if (run >= 16) longDigits = true;
+    } else {
+      run = 0;
+    }
+  }
+  return { ok: true, longDigits };
+}

@@ -41,7 +41,9 @@ beforeAll(async () => {
     const delayMs = txRef.startsWith('NT-SLOW') ? 800 : 0;
     return { body: transactionBody({ paymentRef: txRef }), delayMs };
   });
-  kyc = await startFixture(() => ({ body: kycBody({ name: 'Private Person' }) }));
+  kyc = await startFixture((request) => ({
+    body: kycBody({ userRef: request.query.get('userRef'), name: 'Private Person' }),
+  }));
 });
 
 afterAll(async () => {
@@ -83,9 +85,12 @@ describe.skipIf(skip)('two gateway processes sharing one Redis', () => {
     expect((await query(b, TX(txRef), token)).body).toEqual(expected);
     expect(callsFor(txRef)).toBe(1);
 
-    // The entry is plain JSON under a namespaced key, kept for TTL + stale window (24 h + 7 d).
+    // The entry is plain JSON under a namespaced key, after its order (`m:<fetchedAt>:<final>|`),
+    // kept for TTL + stale window (24 h + 7 d).
     const key = `gw:cache:tx:v2:${txRef}`;
-    const stored = JSON.parse(String(await redis.command(['GET', key]))) as {
+    const held = String(await redis.command(['GET', key]));
+    expect(held).toMatch(/^m:\d{13}:1\|\{/);
+    const stored = JSON.parse(held.replace(/^m:\d+:[01]\|/, '')) as {
       value: { value: { paymentRef: string }; storedAt: number; freshUntil: number };
     };
     expect(stored.value.value.paymentRef).toBe(txRef);
@@ -129,7 +134,8 @@ describe.skipIf(skip)('two gateway processes sharing one Redis', () => {
     expect(callsFor(txRef)).toBe(1);
 
     // What Redis holds is the normalized record, as JSON: nothing is left to convert on a hit.
-    const stored = JSON.parse(String(await redis.command(['GET', `gw:cache:tx:v2:${txRef}`]))) as {
+    const held = String(await redis.command(['GET', `gw:cache:tx:v2:${txRef}`]));
+    const stored = JSON.parse(held.replace(/^m:\d+:[01]\|/, '')) as {
       value: { value: Record<string, unknown> };
     };
     expect(stored.value.value).toMatchObject({

@@ -4,7 +4,7 @@ import type { SettingsEnv } from '../../src/settings.ts';
 import {
   type Fixture,
   type FixtureHandler,
-  kycBody,
+  kycByRef,
   startFixture,
   transactionBody,
 } from './fixture.ts';
@@ -33,7 +33,7 @@ export async function setup(
   } = {},
 ): Promise<FixtureSetup> {
   const payment = await startFixture(handler);
-  const kyc = await startFixture(options.kyc ?? (() => ({ body: kycBody() })));
+  const kyc = await startFixture(options.kyc ?? kycByRef);
   const gateway = await startGateway(
     { paymentUrl: payment.url + (options.paymentPath ?? ''), kycUrl: kyc.url },
     { UPSTREAM_TIMEOUT_MS: '1500', UPSTREAM_RETRY_BASE_DELAY_MS: '20', ...options.env },

@@ -161,6 +161,11 @@ export function kycBody(data: Record<string, unknown> = {}) {
   };
 }
 
+/** Answers a good KYC record for the userRef asked (an answer for another user is refused). */
+export const kycByRef: FixtureHandler = (request) => ({
+  body: kycBody({ userRef: request.query.get('userRef') ?? 'user-1' }),
+});
+
 /** A payment fixture whose references turn SUCCESSFUL at a time each test sets. */
 export interface SettlingPayment {
   fixture: Fixture;

@@ -92,6 +92,14 @@ export async function spawnGateway(
   return gateway;
 }
 
+/** Two replicas with the same settings (the scale-out tests' usual cluster), started together. */
+export async function spawnReplicas(
+  upstreams: { paymentUrl: string; kycUrl: string },
+  env: Record<string, string>,
+): Promise<[GatewayProcess, GatewayProcess]> {
+  return Promise.all([spawnGateway(upstreams, env), spawnGateway(upstreams, env)]);
+}
+
 /** An HS256 token for the test secret (every scope unless told). */
 export function testToken(sub = 'test-merchant', scope = 'transactions:read kyc:read') {
   return new SignJWT({ scope })

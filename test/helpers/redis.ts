@@ -12,7 +12,7 @@ import { delimiter, join } from 'node:path';
 import { createClient } from '@redis/client';
 import {
   type Fixture,
-  kycBody,
+  kycByRef,
   type SettlingPayment,
   startFixture,
   startSettlingPayment,
@@ -97,6 +97,8 @@ export interface RedisOptions {
    * every acknowledged write.
    */
   persistDir?: string;
+  /** Added to redis-server's command line (e.g. `--maxmemory`). */
+  extraArgs?: string[];
 }
 
 /** Starts redis-server on a free loopback port. */
@@ -114,7 +116,16 @@ export async function startRedis(options: RedisOptions = {}): Promise<TestRedis>
       : ['--appendonly', 'no'];
     child = spawn(
       binary,
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence],
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        ...persistence,
+        ...(options.extraArgs ?? []),
+      ],
       { stdio: 'ignore' },
     );
     await waitForPong(url, 5000);
@@ -151,10 +162,13 @@ export interface RedisBench {
 }
 
 /** Starts redis-server, a settling payment upstream and a KYC upstream. */
-export async function startRedisBench(unlistedSettleAt: number): Promise<RedisBench> {
-  const redis = await startRedis();
+export async function startRedisBench(
+  unlistedSettleAt: number,
+  redisArgs: string[] = [],
+): Promise<RedisBench> {
+  const redis = await startRedis({ extraArgs: redisArgs });
   const payment = await startSettlingPayment(unlistedSettleAt);
-  const kyc = await startFixture(() => ({ body: kycBody() }));
+  const kyc = await startFixture(kycByRef);
   return {
     redis,
     payment,

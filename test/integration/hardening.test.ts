@@ -331,7 +331,7 @@ describe('error masking', () => {
         },
         corsOrigins: [],
         rateLimiter: { take: () => ({ allowed: true, retryAfterSeconds: 0 }) },
-        persistedStore: { get: async () => undefined, set: async () => {} },
+        persistedStore: { get: async () => undefined, register: async () => false },
         live: new MemoryLiveStatusHub({
           sources: failing,
           settings: {

@@ -38,7 +38,9 @@ beforeAll(async () => {
       }),
     };
   });
-  kyc = await startFixture(() => ({ body: kycBody({ name: 'Kyc Private Name' }) }));
+  kyc = await startFixture((request) => ({
+    body: kycBody({ userRef: request.query.get('userRef'), name: 'Kyc Private Name' }),
+  }));
 });
 afterAll(async () => {
   await stopAllGateways();

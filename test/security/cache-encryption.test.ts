@@ -44,7 +44,9 @@ beforeAll(async () => {
     const txRef = request.path.split('/').pop() ?? '';
     return { body: transactionBody({ paymentRef: txRef, customer: PERSON }) };
   });
-  kyc = await startFixture(() => ({ body: kycBody({ name: KYC_NAME }) }));
+  kyc = await startFixture((request) => ({
+    body: kycBody({ userRef: request.query.get('userRef'), name: KYC_NAME }),
+  }));
 });
 
 afterAll(async () => {

@@ -29,7 +29,9 @@ beforeAll(async () => {
   if (skip) return;
   redis = await startRedis();
   payment = await startFixture(() => ({ body: transactionBody({ message }) }));
-  kyc = await startFixture(() => ({ body: kycBody({ name }) }));
+  kyc = await startFixture((request) => ({
+    body: kycBody({ userRef: request.query.get('userRef'), name }),
+  }));
   const upstreams = { paymentUrl: payment.url, kycUrl: kyc.url };
   const env = { CACHE_URL: redis.url };
   [a, b] = await Promise.all([spawnGateway(upstreams, env), spawnGateway(upstreams, env)]);

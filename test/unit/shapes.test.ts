@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { describeIssue, moneySourceReviver, upstreamShapes } from '../../src/upstream/shapes.ts';
+import {
+  describeIssue,
+  moneySourceReviver,
+  scanJson,
+  upstreamShapes,
+} from '../../src/upstream/shapes.ts';
 
 const { transactionResponse: transactionResponseShape, kycResponse: kycResponseShape } =
   upstreamShapes('UTC');
@@ -514,5 +519,39 @@ describe('describeIssue', () => {
     const result = kycResponseShape.safeParse('not an object');
     expect(result.success).toBe(false);
     if (!result.success) expect(describeIssue(result.error)).toMatch(/^the body /);
+  });
+});
+
+describe('scanJson: the bounds checked before an upstream body is parsed', () => {
+  const nested = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`;
+
+  it('accepts 64 levels of nesting and refuses 65', () => {
+    expect(scanJson(nested(64))).toEqual({ ok: true, longDigits: false });
+    expect(scanJson(nested(65))).toEqual({ ok: false, reason: 'the body is nested too deeply' });
+    expect(scanJson(`{"a":${nested(63)}}`).ok).toBe(true);
+    expect(scanJson(`{"a":${nested(64)}}`).ok).toBe(false);
+  });
+
+  it('accepts a number of 100 characters and refuses 101', () => {
+    expect(scanJson(`{"amount":${'9'.repeat(100)}}`).ok).toBe(true);
+    expect(scanJson(`{"amount":-${'9'.repeat(100)}}`)).toEqual({
+      ok: false,
+      reason: 'the body holds an oversized number',
+    });
+    expect(scanJson(`[1.5e+${'1'.repeat(96)}]`).ok).toBe(false);
+  });
+
+  it('skips strings, escapes included: brackets and digits in them count for nothing', () => {
+    const text = JSON.stringify({ note: `${'['.repeat(100)}\\"${'7'.repeat(500)}`, n: 1 });
+    expect(scanJson(text)).toEqual({ ok: true, longDigits: false });
+    expect(scanJson('{"a":"\\\\","b":[[1]]}').ok).toBe(true);
+  });
+
+  it('says when a number has more digits than a double keeps (the exact-money reviver is needed)', () => {
+    expect(scanJson('{"amount":10.125}').ok && scanJson('{"amount":10.125}')).toEqual({
+      ok: true,
+      longDigits: false,
+    });
+    expect(scanJson('{"amount":12345678901234567.89}')).toEqual({ ok: true, longDigits: true });
   });
 });
