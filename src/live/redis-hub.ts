@@ -1,5 +1,7 @@
 /**
- * Live status for a cluster (`CACHE_URL`): ONE poller per txRef for all replicas.
+ * Live records for a cluster (`CACHE_URL`): ONE poller per record for all replicas. Keys and
+ * channels name a record by its topic ({@link LiveKind.topic}: the txRef, or a digest of the
+ * userRef); "txRef" below stands for either.
  *
  * - Election: `SET <prefix>:live:lock:<txRef> <replica id> NX PX <3 beats>`. The winner polls
  *   (bypassing the cache and writing it) and, every beat (`LIVE_HEARTBEAT_MS`), renews the
@@ -16,16 +18,24 @@
  * - Redis down: the locks can't be taken, so each replica with subscribers polls for its own
  *   (as without Redis); when Redis is back, the first to renew the lock keeps polling and the
  *   others stop.
+ * - Pushed records (a notification, src/webhooks/): the replica that fetched one hands it to its
+ *   own subscribers and publishes it as an event on the channel, like a poller's; the replica
+ *   that polls the record takes it as its latest poll and waits longer before the next.
  */
 import { randomUUID } from 'node:crypto';
 import { luaScript, type RedisConnection } from '../redis/connection.ts';
 import {
   isLastEvent,
+  kindOf,
   type LiveDeps,
   type LiveEvent,
   LiveHubBase,
+  type LiveKind,
   type LiveListener,
-  runPoller,
+  type LiveRecord,
+  type LiveSource,
+  type Poller as PollLoop,
+  startPoller,
 } from './hub.ts';
 
 // KEYS: subs. ARGV: member, ttl ms. Registers a watch until now + ttl (Redis's clock).
@@ -61,6 +71,9 @@ type Message =
   | { t: 'event'; owner: string; event: LiveEvent };
 
 interface Watch {
+  kind: LiveKind<LiveRecord>;
+  /** The record's id (txRef or userRef), and its topic in keys and channels. */
+  id: string;
   txRef: string;
   /** This watch's member in the subs set (one per watch, so that leaving removes only it). */
   member: string;
@@ -84,6 +97,7 @@ interface Poller {
   startedAt: number;
   beating: boolean;
   done: Promise<void>;
+  loop?: PollLoop;
 }
 
 /** The Redis {@link LiveStatusHub}. */
@@ -110,17 +124,24 @@ export class RedisLiveStatusHub extends LiveHubBase {
     };
   }
 
-  protected async join(txRef: string, listener: LiveListener): Promise<() => void> {
+  protected async join(
+    kind: LiveKind<LiveRecord>,
+    id: string,
+    listener: LiveListener,
+  ): Promise<() => void> {
+    const txRef = kind.topic(id);
     let watch = this.#watches.get(txRef);
-    if (!watch || watch.ended) watch = this.#open(txRef);
+    if (!watch || watch.ended) watch = this.#open(kind, id, txRef);
     const current = watch;
     current.listeners.add(listener);
     await current.ready;
     return () => this.#leave(current, listener);
   }
 
-  #open(txRef: string): Watch {
+  #open(kind: LiveKind<LiveRecord>, id: string, txRef: string): Watch {
     const watch: Watch = {
+      kind,
+      id,
       txRef,
       member: randomUUID(),
       listeners: new Set(),
@@ -187,17 +208,40 @@ export class RedisLiveStatusHub extends LiveHubBase {
     }
     // This replica's own events were handed to its subscribers already.
     if (message.t === 'event' && message.owner !== this.#id && message.event) {
-      this.#deliver(watch, message.event);
+      const { event } = message;
+      // A pushed record: the poller here, if any, takes it as its latest poll.
+      if (event.type === 'record' && event.pushedAt !== undefined) {
+        this.#pollers.get(watch.txRef)?.loop?.pushed(event.record);
+      }
+      this.#deliver(watch, event);
     }
   }
 
   #deliver(watch: Watch, event: LiveEvent): void {
     if (watch.ended) return;
-    if (isLastEvent(event)) {
+    if (isLastEvent(watch.kind, event)) {
       watch.ended = true;
       if (this.#watches.get(watch.txRef) === watch) this.#watches.delete(watch.txRef);
     }
     for (const listener of watch.listeners) listener(event);
+    this.observePush(watch.kind.source, event, watch.listeners.size);
+  }
+
+  /** Sends an event to the other replicas' subscribers of the topic. */
+  #publish(txRef: string, event: LiveEvent): void {
+    const message: Message = { t: 'event', owner: this.#id, event };
+    void this.#redis.publish(this.#keys(txRef).channel, JSON.stringify(message)).then((sent) => {
+      if (!sent) this.#redis.failed('live');
+    });
+  }
+
+  async push(source: LiveSource, id: string, record: LiveRecord, pushedAt: number): Promise<void> {
+    const txRef = kindOf(source).topic(id);
+    const event: LiveEvent = { type: 'record', record, pushedAt };
+    this.#pollers.get(txRef)?.loop?.pushed(record);
+    const watch = this.#watches.get(txRef);
+    if (watch) this.#deliver(watch, event);
+    this.#publish(txRef, event);
   }
 
   async #register(watch: Watch): Promise<void> {
@@ -248,16 +292,19 @@ export class RedisLiveStatusHub extends LiveHubBase {
       return;
     }
     if (won) {
-      this.#startPoller(watch.txRef, firstDelayMs, watch.sequenceStartedAt ?? Date.now());
+      this.#startPoller(watch, firstDelayMs, watch.sequenceStartedAt ?? Date.now());
     } else if (firstDelayMs === 0) {
       // The lock is held but nothing is heard: read through the cache, which polls write.
-      const record = await this.deps.sources.transaction(watch.txRef).catch(() => undefined);
+      const record = await watch.kind
+        .read(this.deps.sources, watch.id, false)
+        .catch(() => undefined);
       if (record) this.#deliver(watch, { type: 'record', record });
     }
   }
 
-  #startPoller(txRef: string, firstDelayMs: number, startedAt: number): void {
-    const { lock, channel } = this.#keys(txRef);
+  #startPoller(watch: Watch, firstDelayMs: number, startedAt: number): void {
+    const { txRef } = watch;
+    const { lock } = this.#keys(txRef);
     const poller: Poller = {
       txRef,
       stop: new AbortController(),
@@ -270,20 +317,19 @@ export class RedisLiveStatusHub extends LiveHubBase {
     const timer = setInterval(() => void this.#beat(poller), this.#beatMs);
     timer.unref();
     void this.#beat(poller);
-    poller.done = runPoller(this.deps, {
-      txRef,
+    poller.loop = startPoller(this.deps, {
+      kind: watch.kind,
+      id: watch.id,
       startedAt,
       firstDelayMs,
       signal: poller.stop.signal,
       publish: (event) => {
-        const watch = this.#watches.get(txRef);
-        if (watch) this.#deliver(watch, event);
-        const message: Message = { t: 'event', owner: this.#id, event };
-        void this.#redis.publish(channel, JSON.stringify(message)).then((sent) => {
-          if (!sent) this.#redis.failed('live');
-        });
+        const current = this.#watches.get(txRef);
+        if (current) this.#deliver(current, event);
+        this.#publish(txRef, event);
       },
-    }).finally(async () => {
+    });
+    poller.done = poller.loop.done.finally(async () => {
       clearInterval(timer);
       if (this.#pollers.get(txRef) === poller) this.#pollers.delete(txRef);
       this.deps.observer?.pollers(-1);
