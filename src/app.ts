@@ -40,6 +40,9 @@ import { CallerShare } from './upstream/caller-share.ts';
 import { KycClient, PaymentClient } from './upstream/clients.ts';
 import type { UpstreamObserver } from './upstream/http.ts';
 import { createKycPageHandler, type KycPageHandler } from './web/kycPage.ts';
+import { createWebhookHandler } from './webhooks/handler.ts';
+import { createRefresher } from './webhooks/refresh.ts';
+import { createReplayGuard } from './webhooks/replay.ts';
 
 const VERSION = (
   JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
@@ -221,6 +224,20 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
     observer: cluster.liveObserver(),
   });
   const authenticate: Authenticator = createAuthenticator(inputs.auth);
+  const hooks = config.webhooks;
+  const webhooks =
+    hooks &&
+    createWebhookHandler({
+      secrets: hooks.secrets,
+      toleranceSeconds: hooks.toleranceSeconds,
+      sources,
+      live,
+      // Remembered as long as a signed time may still be accepted: twice the tolerance.
+      replay: createReplayGuard(2 * hooks.toleranceSeconds, redis),
+      refresher: createRefresher(config.upstream.timeoutMs + 1000, redis),
+      metrics,
+      logger,
+    });
   const gateway = createGateway({
     hardening: {
       limits: config.limits,
@@ -244,6 +261,7 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
       config.callerShare.maxQueued,
     ),
     live,
+    ...(webhooks && { webhooks }),
     sources,
     authenticate,
     metrics,

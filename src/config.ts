@@ -150,6 +150,14 @@ function tracing(env: Env): TracingConfig | undefined {
   };
 }
 
+/** Signed notifications (`WEBHOOK_*`, docs/webhooks.md). */
+export interface WebhookConfig {
+  /** The secret signatures are checked with (`WEBHOOK_SECRET`), then earlier ones (rotation). */
+  secrets: string[];
+  /** How far `t` may be from now, and how long a notification is remembered (s). */
+  toleranceSeconds: number;
+}
+
 /** Everything the gateway process needs, validated. */
 export interface GatewayConfig {
   /** OpenTelemetry export, when an OTLP endpoint is set. */
@@ -208,6 +216,8 @@ export interface GatewayConfig {
   shutdownGraceMs: number;
   /** Delay of the sandbox's slow references (sandbox mode only, ms). */
   sandboxSlowMs: number;
+  /** Signed notifications: absent when `WEBHOOK_SECRET` is unset (the paths answer 404). */
+  webhooks?: WebhookConfig;
   /**
    * Live status polling, in ms. `heartbeatMs`: how often the poller of a txRef
    * says it is alive (and renews its Redis lock); a poller silent for 3 beats is replaced.
@@ -219,6 +229,8 @@ export interface GatewayConfig {
     heartbeatMs: number;
     /** Live subscriptions one caller may hold at once (in this process). */
     maxPerCaller: number;
+    /** Polls of a record a notification covered wait this many times longer. */
+    pushedPollFactor: number;
   };
 }
 
@@ -367,6 +379,7 @@ export function loadConfig(env: Env): GatewayConfig {
   const authConfig = auth(env, production, sandbox && !production, plainHttpAllowed);
   const encryption = cacheEncryption(env);
   const tracingConfig = tracing(env);
+  const webhookConfig = webhooks(env);
   return {
     ...(tracingConfig && { tracing: tracingConfig }),
     host: readSetting(env, 'HOST'),
@@ -450,7 +463,24 @@ export function loadConfig(env: Env): GatewayConfig {
       maxWatchMs: readSetting(env, 'LIVE_MAX_WATCH_SECONDS') * 1000,
       heartbeatMs: readSetting(env, 'LIVE_HEARTBEAT_MS'),
       maxPerCaller: readSetting(env, 'LIVE_MAX_PER_CALLER'),
+      pushedPollFactor: readSetting(env, 'WEBHOOK_POLL_BACKOFF'),
     },
+    ...(webhookConfig && { webhooks: webhookConfig }),
+  };
+}
+
+function webhooks(env: Env): WebhookConfig | undefined {
+  const secret = readSetting(env, 'WEBHOOK_SECRET');
+  const oldSecrets = readSetting(env, 'WEBHOOK_OLD_SECRETS');
+  if (secret === undefined) {
+    if (oldSecrets !== undefined) {
+      throw new ConfigError('WEBHOOK_OLD_SECRETS', 'needs WEBHOOK_SECRET to be set');
+    }
+    return undefined;
+  }
+  return {
+    secrets: [secret, ...(oldSecrets ?? [])],
+    toleranceSeconds: readSetting(env, 'WEBHOOK_TOLERANCE_SECONDS'),
   };
 }
 

@@ -32,6 +32,7 @@ import {
 } from './pipeline.ts';
 import type { CallerShare } from './upstream/caller-share.ts';
 import type { KycPageHandler } from './web/kycPage.ts';
+import type { WebhookHandler } from './webhooks/handler.ts';
 
 /** A request of graphql-sse's single-connection mode: a reservation, or one bearing its token. */
 function isSingleConnectionSse(req: IncomingMessage): boolean {
@@ -71,8 +72,10 @@ export interface GatewayDeps {
   callerShare?: CallerShare;
   /** The JSON transport for JSON POSTs (default on); off, every request goes through Yoga's handler. */
   fastPath?: boolean;
-  /** Live transaction status (`transactionStatus`). */
+  /** Live records (`transactionStatus`, `kycStatus`). */
   live: LiveStatusHub;
+  /** `POST /webhooks/*` (src/webhooks/), when `WEBHOOK_SECRET` is set; absent, those paths 404. */
+  webhooks?: WebhookHandler;
   /** Closes upstream pools and the cache. */
   close: () => Promise<void>;
 }
@@ -358,6 +361,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
         parent,
       );
       context.with(trace.setSpan(parent, span), () => serveGraphQL(req, res, span));
+      return;
+    }
+    if (deps.webhooks && path?.startsWith('/webhooks/')) {
+      deps.webhooks(req, res);
       return;
     }
     routeOthers(deps, req, res, path);

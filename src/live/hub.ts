@@ -96,6 +96,11 @@ export interface LiveSettings {
   heartbeatMs: number;
   /** Watches one caller may hold at once (in this process). */
   maxPerCaller: number;
+  /**
+   * How many times longer polls wait for a record that notifications cover (one arrived for
+   * it): the notifications carry its changes, the polls are the fallback. Absent or 1: the same.
+   */
+  pushedPollFactor?: number;
 }
 
 /** Counts for metrics: no txRef or record ever passes here. */
@@ -114,11 +119,6 @@ export interface LiveDeps {
   sources: RecordSources;
   settings: LiveSettings;
   observer?: LiveObserver;
-  /**
-   * How many times longer polls wait for a record that notifications cover (one arrived for
-   * it): the notifications carry its changes, the polls are the fallback. 1: no difference.
-   */
-  pushedPollFactor?: number;
 }
 
 /** Follows records: transactions until a final status, KYC users until the watch time ends. */
@@ -396,7 +396,7 @@ export function startPoller(deps: LiveDeps, options: PollOptions): Poller {
     done: run(),
     pushed: (record) => {
       last = kind.version(record);
-      factor = Math.max(1, deps.pushedPollFactor ?? 1);
+      factor = Math.max(1, settings.pushedPollFactor ?? 1);
       nextAt = Math.max(nextAt, Date.now() + Math.max(delay, settings.pollMs) * factor);
     },
   };
