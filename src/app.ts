@@ -226,7 +226,7 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
   const authenticate: Authenticator = createAuthenticator(inputs.auth);
   const hooks = config.webhooks;
   const webhooks =
-    hooks &&
+    hooks.secrets.length > 0 &&
     createWebhookHandler({
       secrets: hooks.secrets,
       toleranceSeconds: hooks.toleranceSeconds,

@@ -152,7 +152,10 @@ function tracing(env: Env): TracingConfig | undefined {
 
 /** Signed notifications (`WEBHOOK_*`, docs/webhooks.md). */
 export interface WebhookConfig {
-  /** The secret signatures are checked with (`WEBHOOK_SECRET`), then earlier ones (rotation). */
+  /**
+   * The secret signatures are checked with (`WEBHOOK_SECRET`), then earlier ones (rotation).
+   * Empty when `WEBHOOK_SECRET` is unset: the webhook paths answer 404.
+   */
   secrets: string[];
   /** How far `t` may be from now, and how long a notification is remembered (s). */
   toleranceSeconds: number;
@@ -216,8 +219,8 @@ export interface GatewayConfig {
   shutdownGraceMs: number;
   /** Delay of the sandbox's slow references (sandbox mode only, ms). */
   sandboxSlowMs: number;
-  /** Signed notifications: absent when `WEBHOOK_SECRET` is unset (the paths answer 404). */
-  webhooks?: WebhookConfig;
+  /** Signed notifications (no secrets when `WEBHOOK_SECRET` is unset: the paths answer 404). */
+  webhooks: WebhookConfig;
   /**
    * Live status polling, in ms. `heartbeatMs`: how often the poller of a txRef
    * says it is alive (and renews its Redis lock); a poller silent for 3 beats is replaced.
@@ -379,7 +382,6 @@ export function loadConfig(env: Env): GatewayConfig {
   const authConfig = auth(env, production, sandbox && !production, plainHttpAllowed);
   const encryption = cacheEncryption(env);
   const tracingConfig = tracing(env);
-  const webhookConfig = webhooks(env);
   return {
     ...(tracingConfig && { tracing: tracingConfig }),
     host: readSetting(env, 'HOST'),
@@ -465,21 +467,18 @@ export function loadConfig(env: Env): GatewayConfig {
       maxPerCaller: readSetting(env, 'LIVE_MAX_PER_CALLER'),
       pushedPollFactor: readSetting(env, 'WEBHOOK_POLL_BACKOFF'),
     },
-    ...(webhookConfig && { webhooks: webhookConfig }),
+    webhooks: webhooks(env),
   };
 }
 
-function webhooks(env: Env): WebhookConfig | undefined {
+function webhooks(env: Env): WebhookConfig {
   const secret = readSetting(env, 'WEBHOOK_SECRET');
   const oldSecrets = readSetting(env, 'WEBHOOK_OLD_SECRETS');
-  if (secret === undefined) {
-    if (oldSecrets !== undefined) {
-      throw new ConfigError('WEBHOOK_OLD_SECRETS', 'needs WEBHOOK_SECRET to be set');
-    }
-    return undefined;
+  if (secret === undefined && oldSecrets !== undefined) {
+    throw new ConfigError('WEBHOOK_OLD_SECRETS', 'needs WEBHOOK_SECRET to be set');
   }
   return {
-    secrets: [secret, ...(oldSecrets ?? [])],
+    secrets: secret === undefined ? [] : [secret, ...(oldSecrets ?? [])],
     toleranceSeconds: readSetting(env, 'WEBHOOK_TOLERANCE_SECONDS'),
   };
 }
