@@ -2,9 +2,11 @@
  * The sandbox pushes, as payment and identity providers do: once told where the gateway is
  * (`Sandbox.sendWebhooksTo`), it signs a notification with the gateway's `WEBHOOK_SECRET` and
  * POSTs it to `/webhooks/payment` when a pending payment settles and to `/webhooks/kyc` when a
- * user's KYC checks are recorded. The notification names the record only (plus the event, as
- * providers send it); the gateway fetches the record itself.
+ * user's KYC checks are recorded. The notification names the record (plus an event id and
+ * name, as providers send them: two notifications are never the same bytes, which the gateway
+ * would take for a replay); the gateway fetches the record itself.
  */
+import { randomBytes } from 'node:crypto';
 import { signWebhook } from '../src/webhooks/signature.ts';
 
 /** Most settlements waiting to be announced at once (a soak run makes many pending payments). */
@@ -53,7 +55,7 @@ export class SandboxWebhooks {
   async #send(path: string, payload: object): Promise<void> {
     const target = this.#target;
     if (!target) return;
-    const body = JSON.stringify(payload);
+    const body = JSON.stringify({ id: `evt_${randomBytes(8).toString('hex')}`, ...payload });
     const controller = new AbortController();
     this.#inFlight.add(controller);
     const timer = setTimeout(() => controller.abort(), 5000);
