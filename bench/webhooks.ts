@@ -19,10 +19,13 @@ import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createClient } from 'graphql-sse';
-import { SignJWT } from 'jose';
 import { transactionBody } from '../test/helpers/fixture.ts';
-import { TEST_JWT_SECRET } from '../test/helpers/gateway.ts';
-import { type GatewayProcess, spawnGateway, stopAllGateways } from '../test/helpers/processes.ts';
+import {
+  type GatewayProcess,
+  spawnGateway,
+  stopAllGateways,
+  testToken,
+} from '../test/helpers/processes.ts';
 import { startRedis } from '../test/helpers/redis.ts';
 
 const SECRET = 'whsec_bench_0123456789abcdef0123456789';
@@ -115,12 +118,7 @@ try {
   const errors: unknown[] = [];
   const clients: ReturnType<typeof createClient>[] = [];
   for (let s = 0; s < SUBSCRIBERS; s += 1) {
-    const token = await new SignJWT({ scope: 'transactions:read' })
-      .setProtectedHeader({ alg: 'HS256' })
-      .setSubject(`bench-subscriber-${s}`)
-      .setIssuedAt()
-      .setExpirationTime('10m')
-      .sign(new TextEncoder().encode(TEST_JWT_SECRET));
+    const token = await testToken(`bench-subscriber-${s}`, 'transactions:read');
     for (let k = 0; k < REFS_PER_SUBSCRIBER; k += 1) {
       const txRef = refs[(s * REFS_PER_SUBSCRIBER + k) % REFS] as string;
       const client = createClient({

@@ -11,11 +11,11 @@ import { createHmac } from 'node:crypto';
 import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient as createSseClient } from 'graphql-sse';
-import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
 import { until } from '../helpers/eventually.ts';
 import { kycBody, startFixture, transactionBody } from '../helpers/fixture.ts';
-import { startGateway, TEST_JWT_SECRET } from '../helpers/gateway.ts';
+import { startGateway } from '../helpers/gateway.ts';
 import {
   type Followed,
   follow,
@@ -400,18 +400,9 @@ describe.skipIf(skip)('POST /webhooks/* — two processes, one Redis', () => {
   it('kycStatus: emits at once, then the new level a KYC notification announces; FORBIDDEN for another user', async () => {
     const userRef = `usr_hook_${Date.now()}`;
     kycLevels.set(userRef, 1);
-    const own = await new SignJWT({})
-      .setProtectedHeader({ alg: 'HS256' })
-      .setSubject(userRef)
-      .setIssuedAt()
-      .setExpirationTime('5m')
-      .sign(new TextEncoder().encode(TEST_JWT_SECRET));
-    const other = await new SignJWT({})
-      .setProtectedHeader({ alg: 'HS256' })
-      .setSubject('usr_someone_else')
-      .setIssuedAt()
-      .setExpirationTime('5m')
-      .sign(new TextEncoder().encode(TEST_JWT_SECRET));
+    // End users' tokens (no scope): their own KYC only.
+    const own = await testToken(userRef, '');
+    const other = await testToken('usr_someone_else', '');
 
     // Another user's sub: FORBIDDEN, and no upstream call.
     const before = kycCalls(userRef);
@@ -492,6 +483,51 @@ describe('without WEBHOOK_SECRET, and kycStatus at the watch time (one in-proces
       await gateway.close();
       await upstream.close();
     }
+  });
+
+  it('keeps WEBHOOK_SECRET out of every log line, metric and answer; refuses a short one at start', async () => {
+    const upstream = await startFixture((request) => ({
+      body: transactionBody({ paymentRef: request.path }),
+    }));
+    const logLines: string[] = [];
+    const gateway = await startGateway(
+      { paymentUrl: upstream.url, kycUrl: upstream.url },
+      { WEBHOOK_SECRET: SECRET, WEBHOOK_OLD_SECRETS: OLD_SECRET },
+      { logLines },
+    );
+    try {
+      const body = JSON.stringify({ txRef: 'NT-HOOKSECRET' });
+      const answers = [
+        await notify(gateway, 'payment', body),
+        await notify(gateway, 'payment', body, sign(body, [OLD_SECRET], 1)),
+        await notify(gateway, 'payment', body, sign(body, ['whsec_wrong_0123456789abcdef'])),
+        await notify(gateway, 'payment', '{', sign('{')),
+      ];
+      expect(answers.map((answer) => answer.status)).toEqual([202, 401, 401, 400]);
+      await until(() => upstream.requests.length === 1, 2000);
+      const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
+      for (const text of [...logLines, metrics, ...answers.map((answer) => answer.body)]) {
+        expect(text).not.toContain(SECRET);
+        expect(text).not.toContain(OLD_SECRET);
+      }
+      expect(logLines.some((line) => line.includes('webhook refused'))).toBe(true);
+    } finally {
+      await gateway.close();
+      await upstream.close();
+    }
+    // Sandbox mode: no other setting is required, so the webhook settings are what is judged.
+    const base = {};
+    expect(() => loadConfig({ ...base, WEBHOOK_SECRET: 'short-secret' })).toThrow(
+      /^WEBHOOK_SECRET: must be at least 16 bytes/,
+    );
+    try {
+      loadConfig({ ...base, WEBHOOK_SECRET: 'short-secret' });
+    } catch (error) {
+      expect(String(error)).not.toContain('short-secret');
+    }
+    expect(() => loadConfig({ ...base, WEBHOOK_OLD_SECRETS: OLD_SECRET })).toThrow(
+      /^WEBHOOK_OLD_SECRETS: needs WEBHOOK_SECRET/,
+    );
   });
 
   it('kycStatus completes with no error when the watch time ends', async () => {
