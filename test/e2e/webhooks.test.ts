@@ -397,6 +397,18 @@ describe.skipIf(skip)('POST /webhooks/* — two processes, one Redis', () => {
     expect(calls).toBeLessThanOrEqual(Math.ceil(sending / 50) + 2);
   });
 
+  it('loses no notification when the replica that was fetching died holding the record', async () => {
+    const txRef = `NT-HOOKDEAD${Date.now()}`;
+    // A holder that died mid-fetch: its lock stays until it expires (1 s here).
+    await bench.redis.command(['SET', `gw:webhook:lock:payment:${txRef}`, 'dead', 'PX', '1000']);
+    const sent = Date.now();
+    expect((await notify(a, 'payment', JSON.stringify({ txRef }))).status).toBe(202);
+    const waited = await until(() => callsFor(txRef) === 1, 4000);
+    // Taken over once the lock expired, not before (the dead holder might still have been alive).
+    expect(Date.now() - sent).toBeGreaterThanOrEqual(900);
+    expect(waited).toBeLessThan(4000);
+  });
+
   it('kycStatus: emits at once, then the new level a KYC notification announces; FORBIDDEN for another user', async () => {
     const userRef = `usr_hook_${Date.now()}`;
     kycLevels.set(userRef, 1);
