@@ -16,6 +16,7 @@ import { flatHeaders, type SandboxHandler, sendJson } from './http.ts';
 import { createKycHandler } from './kyc.ts';
 import { KycStore } from './kyc-store.ts';
 import { createPaymentHandler } from './payment.ts';
+import { SandboxWebhooks, type WebhookTarget } from './webhooks.ts';
 
 export type { KycCheckInput } from './kyc-store.ts';
 export { KycStore } from './kyc-store.ts';
@@ -92,6 +93,14 @@ export interface Sandbox {
   requests: RecordedRequest[];
   /** The KYC users of this sandbox. */
   kyc: KycStore;
+  /**
+   * From now on, signs notifications with `target.secret` and sends them to the gateway at
+   * `target.baseUrl`: `/webhooks/payment` when a pending payment settles, `/webhooks/kyc` when a
+   * user's checks are recorded (sandbox/webhooks.ts).
+   */
+  sendWebhooksTo(target: WebhookTarget): void;
+  /** The notifications sent so far, and the gateway's answers (the last 1,000). */
+  webhooksSent: SandboxWebhooks['sent'];
   /** Closes both servers, dropping keep-alive connections and delayed answers. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -115,13 +124,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     kycBusinessSlug: options.kycBusinessSlug ?? 'demo-business',
   };
   const requests: RecordedRequest[] = [];
-  const store = new KycStore({ now });
+  const webhooks = new SandboxWebhooks();
+  const store = new KycStore({ now, onChange: (userRef) => webhooks.kycChanged(userRef) });
 
   const paymentHandler = createPaymentHandler({
     accessToken: credentials.paymentAccessToken,
     pendingMs: (options.pendingSeconds ?? 8) * 1000,
     slowMs,
     now,
+    onPending: (txRef, settlesAt, at) => webhooks.settlesAt(txRef, settlesAt, at),
   });
   const kycHandler = createKycHandler({
     secretKey: credentials.kycSecretKey,
@@ -163,8 +174,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     },
     requests,
     kyc: store,
+    sendWebhooksTo: (target) => webhooks.sendTo(target),
+    webhooksSent: webhooks.sent,
     close() {
       closing ??= (async () => {
+        webhooks.close();
         paymentHandler.close();
         kycHandler.close();
         await Promise.all([stop(paymentServer), stop(kycServer)]);

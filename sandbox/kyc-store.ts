@@ -19,6 +19,8 @@ export type KycStoreOptions = {
   now?: () => number;
   /** The initial users; default a fresh copy of the demo users. */
   users?: readonly KycUserJson[];
+  /** Told after a user's checks were recorded (the provider's notification). */
+  onChange?: (userRef: string) => void;
 };
 
 const LEVEL_SLUG_PATTERN = /^tier_(\d+)$/;
@@ -31,10 +33,12 @@ const LEVEL_SLUG_PATTERN = /^tier_(\d+)$/;
 export class KycStore {
   readonly #users = new Map<string, KycUserJson>();
   readonly #now: () => number;
+  readonly #onChange: ((userRef: string) => void) | undefined;
 
   /** Creates a store holding deep copies of `options.users` (default: the demo users). */
   constructor(options: KycStoreOptions = {}) {
     this.#now = options.now ?? (() => Date.now());
+    this.#onChange = options.onChange;
     for (const user of options.users ?? demoKycUsers()) {
       this.#users.set(String(user.userRef), structuredClone(user));
     }
@@ -115,6 +119,7 @@ export class KycStore {
     user.level = reached;
     user.status = ordered.every((l) => l.status);
     this.#users.set(userRef, user);
+    this.#onChange?.(userRef);
     return structuredClone(user);
   }
 }

@@ -32,6 +32,8 @@ export type PaymentHandlerOptions = {
   slowMs: number;
   /** The clock. */
   now: () => number;
+  /** Told when a pending reference is first asked for, and when it will settle (epoch ms). */
+  onPending?: (txRef: string, settlesAt: number, now: number) => void;
 };
 
 const STATUS_PATH_PREFIX = '/pg/api/v1/transaction/status/';
@@ -175,7 +177,10 @@ export function createPaymentHandler(options: PaymentHandlerOptions): SandboxHan
     if (txRef.startsWith(PENDING_PREFIX)) {
       const now = options.now();
       const since = pendingSince.get(txRef) ?? now;
-      if (!pendingSince.has(txRef)) remember(pendingSince, txRef, since);
+      if (!pendingSince.has(txRef)) {
+        remember(pendingSince, txRef, since);
+        options.onPending?.(txRef, since + options.pendingMs, now);
+      }
       sendJson(res, 200, pendingTransaction(txRef, now - since >= options.pendingMs));
       return;
     }

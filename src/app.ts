@@ -45,6 +45,9 @@ import { CallerShare } from './upstream/caller-share.ts';
 import { KycClient, PaymentClient } from './upstream/clients.ts';
 import type { UpstreamObserver } from './upstream/http.ts';
 import { createKycPageHandler, type KycPageHandler } from './web/kycPage.ts';
+import { createWebhookHandler } from './webhooks/handler.ts';
+import { createRefresher } from './webhooks/refresh.ts';
+import { createReplayGuard } from './webhooks/replay.ts';
 
 export const VERSION = (
   JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
@@ -273,6 +276,20 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
     metrics.paymentConfirmations.inc({ outcome }),
   );
   const authenticate: Authenticator = createAuthenticator(inputs.auth);
+  const hooks = config.webhooks;
+  const webhooks =
+    hooks.secrets.length > 0 &&
+    createWebhookHandler({
+      secrets: hooks.secrets,
+      toleranceSeconds: hooks.toleranceSeconds,
+      sources,
+      live,
+      // Remembered as long as a signed time may still be accepted: twice the tolerance.
+      replay: createReplayGuard(2 * hooks.toleranceSeconds, redis),
+      refresher: createRefresher(config.upstream.timeoutMs + 1000, redis),
+      metrics,
+      logger,
+    });
   const gateway = createGateway({
     hardening: {
       limits: config.limits,
@@ -300,6 +317,7 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
     }),
     live,
     confirmations,
+    ...(webhooks && { webhooks }),
     sources,
     authenticate,
     metrics,

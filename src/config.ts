@@ -142,6 +142,17 @@ export interface UpstreamPolicyConfig {
   benchNoBreakerOrBulkhead?: true;
 }
 
+/** Signed notifications (`WEBHOOK_*`, docs/webhooks.md). */
+export interface WebhookConfig {
+  /**
+   * The secret signatures are checked with (`WEBHOOK_SECRET`), then earlier ones (rotation).
+   * Empty when `WEBHOOK_SECRET` is unset: the webhook paths answer 404.
+   */
+  secrets: string[];
+  /** How far `t` may be from now, and how long a notification is remembered (s). */
+  toleranceSeconds: number;
+}
+
 /** Everything the gateway process needs, validated. */
 export interface GatewayConfig {
   host: string;
@@ -222,6 +233,8 @@ export interface GatewayConfig {
   shutdownGraceMs: number;
   /** Delay of the sandbox's slow references (sandbox mode only, ms). */
   sandboxSlowMs: number;
+  /** Signed notifications (no secrets when `WEBHOOK_SECRET` is unset: the paths answer 404). */
+  webhooks: WebhookConfig;
   /**
    * Live status polling, in ms. `heartbeatMs`: how often the poller of a txRef
    * says it is alive (and renews its Redis lock); a poller silent for 3 beats is replaced.
@@ -233,6 +246,8 @@ export interface GatewayConfig {
     heartbeatMs: number;
     /** Live subscriptions one caller may hold at once (across replicas with Redis). */
     maxPerCaller: number;
+    /** Polls of a record a notification covered wait this many times longer. */
+    pushedPollFactor: number;
   };
 }
 
@@ -487,7 +502,21 @@ export function loadConfig(env: Env): GatewayConfig {
       maxWatchMs: readSetting(env, 'LIVE_MAX_WATCH_SECONDS') * 1000,
       heartbeatMs: readSetting(env, 'LIVE_HEARTBEAT_MS'),
       maxPerCaller: readSetting(env, 'LIVE_MAX_PER_CALLER'),
+      pushedPollFactor: readSetting(env, 'WEBHOOK_POLL_BACKOFF'),
     },
+    webhooks: webhooks(env),
+  };
+}
+
+function webhooks(env: Env): WebhookConfig {
+  const secret = readSetting(env, 'WEBHOOK_SECRET');
+  const oldSecrets = readSetting(env, 'WEBHOOK_OLD_SECRETS');
+  if (secret === undefined && oldSecrets !== undefined) {
+    throw new ConfigError('WEBHOOK_OLD_SECRETS', 'needs WEBHOOK_SECRET to be set');
+  }
+  return {
+    secrets: secret === undefined ? [] : [secret, ...(oldSecrets ?? [])],
+    toleranceSeconds: readSetting(env, 'WEBHOOK_TOLERANCE_SECONDS'),
   };
 }
 

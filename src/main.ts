@@ -67,7 +67,8 @@ async function loadSandbox(): Promise<SandboxModule> {
 }
 
 async function main(): Promise<void> {
-  const config = readConfig();
+  let config = readConfig();
+  let webhookSecretMade = false;
   let simulators: SandboxModule | undefined;
   let sandbox: Awaited<ReturnType<SandboxModule['startSandbox']>> | undefined;
   let payment: PaymentUpstreamConfig;
@@ -84,6 +85,13 @@ async function main(): Promise<void> {
       ...config.sandboxCredentials,
     });
     const { credentials } = sandbox;
+    // The simulators push signed notifications to this gateway (once it listens, below): with
+    // the operator's WEBHOOK_SECRET, or one made for this run.
+    if (config.webhooks.secrets.length === 0) {
+      webhookSecretMade = true;
+      const secrets = [randomBytes(32).toString('base64url')];
+      config = { ...config, webhooks: { ...config.webhooks, secrets } };
+    }
     payment = { baseUrl: sandbox.paymentUrl, accessToken: credentials.paymentAccessToken };
     kyc = {
       baseUrl: sandbox.kycUrl,
@@ -162,6 +170,11 @@ async function main(): Promise<void> {
   const port = typeof address === 'object' && address ? address.port : config.port;
   const base = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
 
+  const webhookSecret = config.webhooks.secrets[0];
+  if (sandbox && webhookSecret !== undefined) {
+    sandbox.sendWebhooksTo({ baseUrl: base, secret: webhookSecret });
+  }
+
   console.log(`Gateway serving GraphQL at ${base}/graphql`);
   if (config.graphiql) console.log(`GraphiQL: open ${base}/graphql in a browser`);
   if (config.kycPage) {
@@ -173,6 +186,9 @@ async function main(): Promise<void> {
     console.log('\nSandbox mode: no PAYMENT_API_URL / KYC_API_URL set, so the built-in');
     console.log('simulators of both upstreams run in this process with demo data.');
     console.log(simulators.describeSandbox(sandbox, { showCredentials: 'none' }));
+    console.log(
+      `\nWebhooks: the simulators sign notifications (WEBHOOK_SECRET${webhookSecretMade ? ', made for this run' : ''}) and send them to ${base}/webhooks/payment when a pending payment settles and to ${base}/webhooks/kyc when KYC checks are recorded.`,
+    );
   }
   if (devToken) {
     console.log('\nA token with every scope for this run (GraphiQL already uses it):');

@@ -26,6 +26,7 @@ import { type Admitted, createOperationEntry } from './transports/operation.ts';
 import { createSseTransport, isSingleConnection } from './transports/sse.ts';
 import { attachWebSocket } from './transports/websocket.ts';
 import type { KycPageHandler } from './web/kycPage.ts';
+import type { WebhookHandler } from './webhooks/handler.ts';
 
 /** Readiness: whether the gateway can do useful work now, and why not. */
 export type ReadinessCheck = () => Promise<{ ready: boolean; reasons: string[] }>;
@@ -43,6 +44,8 @@ export interface GatewayDeps extends PipelineDeps {
   rateLimiter: RateLimiter;
   /** Long-lived connections: per caller (WebSockets + graphql-sse reservations) and per process. */
   connections?: { maxPerCaller: number; maxSockets: number };
+  /** `POST /webhooks/*` (src/webhooks/), when `WEBHOOK_SECRET` is set; absent, those paths 404. */
+  webhooks?: WebhookHandler;
   /** Closes upstream pools and the cache. */
   close: () => Promise<void>;
 }
@@ -213,6 +216,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
     if (path === '/graphql') {
       if (deps.tracing) traceRequest(deps.tracing, req, (span) => serveGraphQL(req, res, span));
       else serveGraphQL(req, res, undefined);
+      return;
+    }
+    if (deps.webhooks && path?.startsWith('/webhooks/')) {
+      deps.webhooks(req, res);
       return;
     }
     routeOthers(deps, req, res, path);

@@ -451,7 +451,7 @@ export const SETTINGS = {
     100,
     2000,
     1000,
-    '`transactionStatus` polling interval during the first minute.',
+    '`transactionStatus` and `kycStatus` polling interval during the first minute.',
   ),
   LIVE_MAX_POLL_MS: int(
     100,
@@ -459,18 +459,54 @@ export const SETTINGS = {
     30_000,
     'The polling interval grows up to this after the first minute.',
   ),
-  LIVE_MAX_WATCH_SECONDS: int(1, 86_400, 900, 'How long one `transactionStatus` may watch.'),
+  LIVE_MAX_WATCH_SECONDS: int(
+    1,
+    86_400,
+    900,
+    'How long one `transactionStatus` may watch (it then ends with an error), or one `kycStatus` (it then completes).',
+  ),
   LIVE_HEARTBEAT_MS: int(
     50,
     60_000,
     1000,
-    'Heartbeat of a `transactionStatus` poller (one silent for 3 beats is replaced).',
+    'Heartbeat of a live poller (one silent for 3 beats is replaced).',
   ),
   LIVE_MAX_PER_CALLER: int(
     1,
     100_000,
     10,
     'Live subscriptions one caller may hold at once (across every replica when `CACHE_URL` is set); one more is `RATE_LIMITED`.',
+  ),
+  WEBHOOK_SECRET: {
+    schema: z
+      .string()
+      .refine(
+        (secret) => Buffer.byteLength(secret, 'utf8') >= 16,
+        'must be at least 16 bytes long (e.g. from `openssl rand -hex 32`)',
+      ),
+    shownDefault: 'unset: no webhooks',
+    description:
+      'Key of the HMAC-SHA256 signatures of `POST /webhooks/payment` and `POST /webhooks/kyc` (docs/webhooks.md); unset, both paths answer 404. In sandbox mode a secret is made per run when unset.',
+    secret: true,
+  } satisfies Setting<string>,
+  WEBHOOK_OLD_SECRETS: {
+    schema: list,
+    shownDefault: 'unset',
+    description:
+      'Comma-separated earlier webhook secrets, still accepted while senders move to the new one (rotation).',
+    secret: true,
+  } satisfies Setting<string[]>,
+  WEBHOOK_TOLERANCE_SECONDS: int(
+    1,
+    3600,
+    300,
+    'How far the signed time `t` of a notification may be from now; also how long a notification is remembered to answer its replays 200.',
+  ),
+  WEBHOOK_POLL_BACKOFF: int(
+    1,
+    1000,
+    5,
+    'Live polls of a record that a notification has covered wait this many times longer (the notifications carry its changes; polls are the fallback). `1`: no difference.',
   ),
   AUTH_JWT_SECRET: {
     schema: z

@@ -16,7 +16,7 @@
  */
 import { SEALED_PREFIX, Sealer, type SealKeys } from '../cache/seal.ts';
 import { ErrorCode } from '../errors.ts';
-import type { UpstreamTransaction } from '../upstream/shapes.ts';
+import type { LiveRecord } from './hub.ts';
 
 /** Why a message was dropped (the metric's label). */
 export type RejectReason = 'unauthenticated' | 'malformed' | 'stale';
@@ -31,10 +31,13 @@ export const MESSAGE_MAX_AGE_MS = 60_000;
 export type LiveMessage =
   /** The elected poller is alive; `since`: start of the poll sequence (epoch ms). */
   | { t: 'beat'; owner: string; since: number }
-  /** A new record (sealed messages only: a record holds personal data). */
-  | { t: 'record'; owner: string; record: UpstreamTransaction }
+  /**
+   * A new record (sealed messages only: a record holds personal data); `pushedAt`: when the
+   * notification that fetched it arrived (a pushed record, not a poll).
+   */
+  | { t: 'record'; owner: string; record: LiveRecord; pushedAt?: number }
   /** A new record was stored; read it from the cache (clear messages). */
-  | { t: 'changed'; owner: string }
+  | { t: 'changed'; owner: string; pushedAt?: number }
   /** The watch ended with an error. */
   | { t: 'error'; owner: string; code: ErrorCode; message: string };
 
@@ -43,6 +46,10 @@ const MAX_TEXT = 500;
 
 function isShortString(value: unknown, max = 100): value is string {
   return typeof value === 'string' && value.length > 0 && value.length <= max;
+}
+
+function validPushedAt(value: unknown): boolean {
+  return value === undefined || Number.isFinite(value);
 }
 
 /** Encodes and decodes live messages; built once per process from the cache key. */
@@ -111,10 +118,13 @@ export class LiveMessages {
       case 'beat':
         return Number.isFinite(message.since) ? (message as LiveMessage) : undefined;
       case 'changed':
-        return message as LiveMessage;
+        return validPushedAt(message.pushedAt) ? (message as LiveMessage) : undefined;
       case 'record':
         // Only an authenticated message may carry a record (sealed by a replica holding the key).
-        return this.#sealer && typeof message.record === 'object' && message.record !== null
+        return this.#sealer &&
+          typeof message.record === 'object' &&
+          message.record !== null &&
+          validPushedAt(message.pushedAt)
           ? (message as LiveMessage)
           : undefined;
       case 'error':

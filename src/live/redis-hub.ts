@@ -1,5 +1,7 @@
 /**
- * Live status for a cluster (`CACHE_URL`): ONE poller per txRef for all replicas.
+ * Live records for a cluster (`CACHE_URL`): ONE poller per record for all replicas. Keys and
+ * channels name a record by its topic ({@link LiveKind.topic}: the txRef, or a digest of the
+ * userRef); "txRef" below stands for either.
  *
  * - Election: `SET <prefix>:live:lock:<txRef> <replica id> NX PX <3 beats>`. The winner polls
  *   (bypassing the cache and writing it) and, every beat (`LIVE_HEARTBEAT_MS`), renews the
@@ -18,16 +20,24 @@
  * - Redis down: the locks can't be taken, so each replica with subscribers polls for its own
  *   (as without Redis); when Redis is back, the first to renew the lock keeps polling and the
  *   others stop.
+ * - Pushed records (a notification, src/webhooks/): the replica that fetched one hands it to its
+ *   own subscribers and publishes it as an event on the channel, like a poller's; the replica
+ *   that polls the record takes it as its latest poll and waits longer before the next.
  */
 import { randomUUID } from 'node:crypto';
 import { luaScript, type RedisConnection } from '../redis/connection.ts';
 import {
   isLastEvent,
+  kindOf,
   type LiveDeps,
   type LiveEvent,
   LiveHubBase,
+  type LiveKind,
   type LiveListener,
-  runPoller,
+  type LiveRecord,
+  type LiveSource,
+  type Poller as PollLoop,
+  startPoller,
 } from './hub.ts';
 import type { LiveMessage, LiveMessages } from './messages.ts';
 import { RedisLiveSlots } from './slots.ts';
@@ -60,6 +70,9 @@ const RELEASE = luaScript(
 );
 
 interface Watch {
+  kind: LiveKind<LiveRecord>;
+  /** The record's id (txRef or userRef), and its topic in keys and channels. */
+  id: string;
   txRef: string;
   /** This watch's member in the subs set (one per watch, so that leaving removes only it). */
   member: string;
@@ -86,6 +99,7 @@ interface Poller {
   startedAt: number;
   beating: boolean;
   done: Promise<void>;
+  loop?: PollLoop;
 }
 
 /** The Redis {@link LiveStatusHub}. */
@@ -115,17 +129,24 @@ export class RedisLiveStatusHub extends LiveHubBase {
     };
   }
 
-  protected async join(txRef: string, listener: LiveListener): Promise<() => void> {
+  protected async join(
+    kind: LiveKind<LiveRecord>,
+    id: string,
+    listener: LiveListener,
+  ): Promise<() => void> {
+    const txRef = kind.topic(id);
     let watch = this.#watches.get(txRef);
-    if (!watch || watch.ended) watch = this.#open(txRef);
+    if (!watch || watch.ended) watch = this.#open(kind, id, txRef);
     const current = watch;
     current.listeners.add(listener);
     await current.ready;
     return () => this.#leave(current, listener);
   }
 
-  #open(txRef: string): Watch {
+  #open(kind: LiveKind<LiveRecord>, id: string, txRef: string): Watch {
     const watch: Watch = {
+      kind,
+      id,
       txRef,
       member: randomUUID(),
       listeners: new Set(),
@@ -190,17 +211,23 @@ export class RedisLiveStatusHub extends LiveHubBase {
     }
     // This replica's own events were handed to its subscribers already.
     if (message.owner === this.#id) return;
-    if (message.t === 'record') this.#deliver(watch, { type: 'record', record: message.record });
+    if (message.t === 'record') this.#received(watch, message.record, message.pushedAt);
     else if (message.t === 'error') {
       this.#deliver(watch, { type: 'error', code: message.code, message: message.message });
-    } else void this.#readChanged(watch);
+    } else void this.#readChanged(watch, message.pushedAt);
+  }
+
+  /** A record from another replica; a pushed one is also the latest poll of a poller here. */
+  #received(watch: Watch, record: LiveRecord, pushedAt: number | undefined): void {
+    if (pushedAt !== undefined) this.#pollers.get(watch.txRef)?.loop?.pushed(record);
+    this.#deliver(watch, { type: 'record', record, ...(pushedAt !== undefined && { pushedAt }) });
   }
 
   /**
-   * A clear `changed` message: the record is read from the cache (the poller stored it before
-   * publishing). One read at a time per watch, however many messages arrive.
+   * A clear `changed` message: the record is read from the cache (the replica that fetched it
+   * stored it before publishing). One read at a time per watch, however many messages arrive.
    */
-  async #readChanged(watch: Watch): Promise<void> {
+  async #readChanged(watch: Watch, pushedAt: number | undefined): Promise<void> {
     if (watch.reading) {
       watch.again = true;
       return;
@@ -209,35 +236,53 @@ export class RedisLiveStatusHub extends LiveHubBase {
     try {
       do {
         watch.again = false;
-        const record = await this.deps.sources.transaction(watch.txRef).catch(() => undefined);
-        if (record) this.#deliver(watch, { type: 'record', record });
+        const record = await watch.kind
+          .read(this.deps.sources, watch.id, false)
+          .catch(() => undefined);
+        if (record) this.#received(watch, record, pushedAt);
       } while (watch.again && !watch.ended);
     } finally {
       watch.reading = false;
     }
   }
 
-  /** Publishes an event of this replica's poller to the other replicas. */
-  #publish(channel: string, event: LiveEvent): void {
+  #deliver(watch: Watch, event: LiveEvent): void {
+    if (watch.ended) return;
+    if (isLastEvent(watch.kind, event)) {
+      watch.ended = true;
+      if (this.#watches.get(watch.txRef) === watch) this.#watches.delete(watch.txRef);
+    }
+    for (const listener of watch.listeners) listener(event);
+    this.observePush(watch.kind.source, event, watch.listeners.size);
+  }
+
+  /**
+   * Sends an event to the other replicas' subscribers of the topic, through the codec: a record
+   * travels only sealed; without a key, a `changed` message sends them to the cache instead.
+   */
+  #publish(txRef: string, event: LiveEvent): void {
     const owner = this.#id;
+    const pushed = event.type === 'record' &&
+      event.pushedAt !== undefined && { pushedAt: event.pushedAt };
     const message: LiveMessage =
       event.type === 'error'
         ? { t: 'error', owner, code: event.code, message: event.message }
         : this.#messages.sealed
-          ? { t: 'record', owner, record: event.record }
-          : { t: 'changed', owner };
+          ? { t: 'record', owner, record: event.record, ...pushed }
+          : { t: 'changed', owner, ...pushed };
+    const { channel } = this.#keys(txRef);
     void this.#redis.publish(channel, this.#messages.seal(channel, message)).then((sent) => {
       if (!sent) this.#redis.failed('live');
     });
   }
 
-  #deliver(watch: Watch, event: LiveEvent): void {
-    if (watch.ended) return;
-    if (isLastEvent(event)) {
-      watch.ended = true;
-      if (this.#watches.get(watch.txRef) === watch) this.#watches.delete(watch.txRef);
-    }
-    for (const listener of watch.listeners) listener(event);
+  async push(source: LiveSource, id: string, record: LiveRecord, pushedAt: number): Promise<void> {
+    const txRef = kindOf(source).topic(id);
+    const event: LiveEvent = { type: 'record', record, pushedAt };
+    this.#pollers.get(txRef)?.loop?.pushed(record);
+    const watch = this.#watches.get(txRef);
+    if (watch) this.#deliver(watch, event);
+    this.#publish(txRef, event);
   }
 
   async #register(watch: Watch): Promise<void> {
@@ -288,16 +333,19 @@ export class RedisLiveStatusHub extends LiveHubBase {
       return;
     }
     if (won) {
-      this.#startPoller(watch.txRef, firstDelayMs, watch.sequenceStartedAt ?? Date.now());
+      this.#startPoller(watch, firstDelayMs, watch.sequenceStartedAt ?? Date.now());
     } else if (firstDelayMs === 0) {
       // The lock is held but nothing is heard: read through the cache, which polls write.
-      const record = await this.deps.sources.transaction(watch.txRef).catch(() => undefined);
+      const record = await watch.kind
+        .read(this.deps.sources, watch.id, false)
+        .catch(() => undefined);
       if (record) this.#deliver(watch, { type: 'record', record });
     }
   }
 
-  #startPoller(txRef: string, firstDelayMs: number, startedAt: number): void {
-    const { lock, channel } = this.#keys(txRef);
+  #startPoller(watch: Watch, firstDelayMs: number, startedAt: number): void {
+    const { txRef } = watch;
+    const { lock } = this.#keys(txRef);
     const poller: Poller = {
       txRef,
       stop: new AbortController(),
@@ -310,17 +358,19 @@ export class RedisLiveStatusHub extends LiveHubBase {
     const timer = setInterval(() => void this.#beat(poller), this.#beatMs);
     timer.unref();
     void this.#beat(poller);
-    poller.done = runPoller(this.deps, {
-      txRef,
+    poller.loop = startPoller(this.deps, {
+      kind: watch.kind,
+      id: watch.id,
       startedAt,
       firstDelayMs,
       signal: poller.stop.signal,
       publish: (event) => {
-        const watch = this.#watches.get(txRef);
-        if (watch) this.#deliver(watch, event);
-        this.#publish(channel, event);
+        const current = this.#watches.get(txRef);
+        if (current) this.#deliver(current, event);
+        this.#publish(txRef, event);
       },
-    }).finally(async () => {
+    });
+    poller.done = poller.loop.done.finally(async () => {
       clearInterval(timer);
       if (this.#pollers.get(txRef) === poller) this.#pollers.delete(txRef);
       this.deps.observer?.pollers(-1);

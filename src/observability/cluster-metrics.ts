@@ -14,8 +14,10 @@ export class ClusterMetrics {
   readonly liveSubscribers: Gauge;
   readonly livePolls: Counter<'outcome'>;
   readonly liveRejected: Counter<'reason'>;
+  readonly #metrics: GatewayMetrics;
 
   constructor(metrics: GatewayMetrics, withRedis: boolean) {
+    this.#metrics = metrics;
     const registers = [metrics.registry];
     this.redisUp = withRedis
       ? new Gauge({
@@ -32,17 +34,17 @@ export class ClusterMetrics {
     });
     this.livePollers = new Gauge({
       name: 'gateway_live_pollers',
-      help: 'Transactions whose live status this process polls now.',
+      help: 'Records (transactions, KYC users) whose live status this process polls now.',
       registers,
     });
     this.liveSubscribers = new Gauge({
       name: 'gateway_live_subscribers',
-      help: 'transactionStatus subscriptions open on this process.',
+      help: 'transactionStatus and kycStatus subscriptions open on this process.',
       registers,
     });
     this.livePolls = new Counter({
       name: 'gateway_live_polls_total',
-      help: 'Live status polls of the payment interface made by this process, by outcome.',
+      help: 'Live status polls of the upstreams made by this process, by outcome.',
       labelNames: ['outcome'] as const,
       registers,
     });
@@ -60,6 +62,11 @@ export class ClusterMetrics {
       subscribers: (delta) => this.liveSubscribers.inc(delta),
       pollers: (delta) => this.livePollers.inc(delta),
       poll: (outcome) => this.livePolls.inc({ outcome }),
+      pushed: (source, delayMs, count) => {
+        for (let i = 0; i < count; i += 1) {
+          this.#metrics.webhookPushDelay.observe({ source }, delayMs / 1000);
+        }
+      },
     };
   }
 }

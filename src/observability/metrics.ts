@@ -149,6 +149,21 @@ export class GatewayMetrics {
     collect: (): void => this.connectionSlotsHeld.set(this.connectionSlots()),
   });
 
+  readonly webhooks = new Counter({
+    name: 'gateway_webhooks_total',
+    help: 'Signed notifications received, by source (payment, kyc) and outcome (accepted, replay, unsigned, bad_signature, expired, bad_request, too_large).',
+    labelNames: ['source', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly webhookPushDelay = new Histogram({
+    name: 'gateway_webhook_push_delay_seconds',
+    help: 'Time from a notification arriving to the fresh record reaching a live subscriber (one sample per subscriber), by source.',
+    labelNames: ['source'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+
   /** Reads the document cache's size when /metrics is scraped (set by the server). */
   documentCacheSize: () => number = () => 0;
 

@@ -118,3 +118,38 @@ it('closes 50 connections that never present a token within the init timeout, an
   });
   expect(big).toBe(1009);
 });
+
+const KYC_STATUS = 'subscription($u: ID!) { kycStatus(userRef: $u) { userRef level verified } }';
+
+it("follows the user's own KYC (kycStatus) by polling when no notification comes; another user's is FORBIDDEN", async () => {
+  const userRef = `usr_ws_kyc_${Date.now()}`;
+  sandbox.kyc.recordLevel(userRef, 'tier_1', [{ name: 'gender' }, { name: 'name' }]);
+  const own = connect(await gateway.token({ sub: userRef, scope: null }));
+  const seen: unknown[] = [];
+  const iterator = own.iterate({ query: KYC_STATUS, variables: { u: userRef } });
+  for await (const result of iterator) {
+    seen.push(result.data ?? result.errors);
+    if (seen.length === 1) {
+      // The KYC service decides later; the gateway polls it (every 200 ms here).
+      sandbox.kyc.recordLevel(userRef, 'tier_2', [{ name: 'bvn' }, { name: 'dob' }]);
+    }
+    if (seen.length === 2) break;
+  }
+  expect(seen).toEqual([
+    { kycStatus: { userRef, level: 1, verified: false } },
+    { kycStatus: { userRef, level: 2, verified: false } },
+  ]);
+
+  const before = sandbox.requests.length;
+  const other = connect(await gateway.token({ sub: 'usr_ws_other', scope: null }));
+  // Refused before the stream starts: graphql-ws's `error` message, with the contract's code.
+  const codes = ({ error }: { error?: unknown }) =>
+    (error as { extensions?: { code?: unknown } }[] | undefined)?.map((e) => e.extensions?.code);
+  expect(codes(await collect(other, KYC_STATUS, { u: userRef }))).toEqual(['FORBIDDEN']);
+  // An unknown user: BAD_USER_INPUT (the first read is the only call).
+  const stranger = connect(await gateway.token({ sub: 'usr_ws_nobody', scope: null }));
+  expect(codes(await collect(stranger, KYC_STATUS, { u: 'usr_ws_nobody' }))).toEqual([
+    'BAD_USER_INPUT',
+  ]);
+  expect(sandbox.requests.length - before).toBe(1);
+});

@@ -28,6 +28,7 @@ import {
   TEST_JWT_SECRET,
   type TestGateway,
 } from '../helpers/gateway.ts';
+import { metric } from '../helpers/metrics.ts';
 
 const skip = skipBrowserTests('kyc-page.browser.test.ts');
 
@@ -370,11 +371,94 @@ describe.skipIf(skip)('the /kyc page in Chromium', () => {
     await text(page.locator('#payment-paid')).toBe('Yes');
     await screenshot(page, '11-payment-settled');
     const stream = watched.requests.find(
-      (r) => r.url === `${gateway.url}/graphql` && r.headers.accept === 'text/event-stream',
+      (r) =>
+        r.url === `${gateway.url}/graphql` &&
+        r.headers.accept === 'text/event-stream' &&
+        r.body.includes('PagePaymentStatus'),
     );
     expect(stream?.body).toContain('transactionStatus');
     expect(stream?.headers.authorization).toMatch(/^Bearer /);
     await finish(watched);
+  }, 30_000);
+
+  it('shows a level change and a payment settling without a reload, pushed by signed notifications', async () => {
+    // A sandbox that pushes to a gateway with WEBHOOK_SECRET, as `npm start` runs them; polls
+    // every 2 s (the most LIVE_POLL_MS allows), and 50 times slower once a notification covers
+    // a record, so that what arrives sooner came by push.
+    const secret = 'whsec_browser_test_0123456789abcdef';
+    const pushing = await startSandbox({ pendingSeconds: 1 });
+    const hooked = await startGateway(
+      sandboxUpstreams(pushing),
+      {
+        KYC_PAGE: 'true',
+        WEBHOOK_SECRET: secret,
+        LIVE_POLL_MS: '2000',
+        WEBHOOK_POLL_BACKOFF: '50',
+      },
+      { kycPageDemoSecret: TEST_JWT_SECRET },
+    );
+    pushing.sendWebhooksTo({ baseUrl: hooked.url, secret });
+    const kycReads = () =>
+      pushing.requests.filter(
+        (r) => r.path === '/api/v1/user/kyc' && r.query.userRef === 'usr_demo_tier1',
+      ).length;
+    try {
+      const watched = await openAs('usr_demo_tier1', hooked);
+      const { page } = watched;
+      await text(page.locator('#levels-table caption')).toBe('Amaka Chukwu: level 1');
+      await text(page.locator('#kyc-live')).toBe('Following your verification live…');
+      // Set in the page now: a reload would lose it.
+      await page.evaluate(() => {
+        (window as unknown as { notReloaded: boolean }).notReloaded = true;
+      });
+
+      // The KYC service completes checks on its own (a back-office review): it notifies.
+      pushing.kyc.recordLevel('usr_demo_tier1', 'tier_2', [{ name: 'bvn' }, { name: 'dob' }]);
+      await text(page.locator('#levels-table caption')).toBe('Amaka Chukwu: level 2');
+      await text(page.locator('#levels-table tr[data-level="tier_2"]')).toContain('bvn ✓');
+      // Covered now: the next change can only come by push. One read: the notification's.
+      const readsBefore = kycReads();
+      const changed = Date.now();
+      pushing.kyc.recordLevel('usr_demo_tier1', 'tier_3', [
+        { name: 'address' },
+        { name: 'document' },
+      ]);
+      await text(page.locator('#levels-table caption')).toBe(
+        'Amaka Chukwu: level 3, fully verified',
+      );
+      expect(Date.now() - changed).toBeLessThan(2000);
+      expect(kycReads() - readsBefore).toBe(1);
+      await screenshot(page, '13-kyc-level-pushed');
+
+      // A pending payment: it settles 1 s after its first read; the first poll is 2 s after
+      // the subscription, so SUCCESSFUL before that is the settlement notification's.
+      await page.getByRole('button', { name: 'New demo pending payment' }).click();
+      await text(page.locator('#payment-status')).toBe('PENDING');
+      const pending = await page.getByLabel('Transaction reference').inputValue();
+      await text(page.locator('#payment-status')).toBe('SUCCESSFUL');
+      const reads = pushing.requests.filter((r) => r.path.endsWith(`/${pending}`)).length;
+      // The page's read, and the notification's fetch: no poll.
+      expect(reads).toBe(2);
+      await text(page.locator('#payment-live')).toBe('Final status reached.');
+      await screenshot(page, '14-payment-pushed');
+      expect(
+        await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded),
+      ).toBe(true);
+      expect(pushing.webhooksSent.map((s) => `${s.path} ${s.status}`)).toEqual([
+        '/webhooks/kyc 202',
+        '/webhooks/kyc 202',
+        '/webhooks/payment 202',
+      ]);
+      for (const source of ['kyc', 'payment']) {
+        expect(
+          await metric(hooked, 'gateway_webhook_push_delay_seconds_count', { source }),
+        ).toBeGreaterThanOrEqual(1);
+      }
+      await finish(watched);
+    } finally {
+      await hooked.close();
+      await pushing.close();
+    }
   }, 30_000);
 
   it('takes the token from #token= when the gateway signs none (production), and drops it from the address', async () => {

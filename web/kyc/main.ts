@@ -2,7 +2,9 @@
  * The /kyc page for a merchant's end user (bundled by `npm run build:web` into
  * web/generated/kyc-page.js). It asks the gateway for the widget's public values
  * (`kycSdkConfig`), loads the provider's SDK script, starts the widget on a click and, in
- * `onSuccess`, has the gateway fetch the fresh KYC details (`refreshKycUser`). Its payment
+ * `onSuccess`, has the gateway fetch the fresh KYC details (`refreshKycUser`). Once the user is
+ * known, it follows their KYC live (`kycStatus` over SSE): a level that changes, because the
+ * widget's checks passed or the KYC service decided later, shows without a reload. Its payment
  * panel shows a transaction and follows a pending one live (`transactionStatus` over SSE).
  *
  * The page holds one credential: the end user's gateway token (never an upstream key). It
@@ -11,6 +13,7 @@
  */
 import {
   PageKycSdkConfigDocument,
+  PageKycStatusDocument,
   PageKycUserDocument,
   type PageKycUserFieldsFragment,
   PagePaymentDocument,
@@ -184,6 +187,7 @@ const optButton = byId<HTMLInputElement>('opt-button');
 const kycStatus = byId<HTMLElement>('kyc-status');
 const kycError = byId<HTMLElement>('kyc-error');
 const kycLevels = byId<HTMLElement>('kyc-levels');
+const kycLive = byId<HTMLElement>('kyc-live');
 
 let sdk: KycSdk | undefined;
 let loadedScript: string | undefined;
@@ -268,6 +272,43 @@ async function loadUser(fresh: boolean): Promise<void> {
     return;
   }
   renderUser(user);
+  if (user) followKyc();
+}
+
+let followingKyc = false;
+
+/**
+ * Follows the user's KYC live (`kycStatus`): the gateway pushes each change of level or check,
+ * as the KYC service's notifications (or its polls) bring it. Started once the user is known;
+ * started again when a watch ends at the gateway's watch time.
+ */
+function followKyc(): void {
+  if (userRef === undefined || followingKyc) return;
+  followingKyc = true;
+  kycLive.textContent = 'Following your verification live…';
+  void (async () => {
+    try {
+      for (;;) {
+        let failed = false;
+        for await (const result of client.subscribe(PageKycStatusDocument, { userRef })) {
+          const problem = errorText(result);
+          if (problem !== undefined) {
+            fail(problem);
+            failed = true;
+            break;
+          }
+          if (result.data?.kycStatus) renderUser(result.data.kycStatus);
+        }
+        if (failed) break;
+        // The watch time ended: follow on, after a pause (never a tight loop against the gateway).
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+    } catch {
+      // The stream broke (the gateway restarted, the network went): the page still works.
+    }
+    followingKyc = false;
+    kycLive.textContent = '';
+  })();
 }
 
 /** Loads the SDK script once per address (the CSP allows the SDK's origin only). */

@@ -352,12 +352,26 @@ export type QueryTransactionsArgs = {
 export type Subscription = {
   __typename?: 'Subscription';
   /**
+   * Live KYC details of one end user: emits them at once, then whenever `level`, `verified` or a
+   * level's or check's status changes. Fed by the KYC service's signed notifications
+   * (`POST /webhooks/kyc`) and by polling as a fallback. Completes, with no error, when the watch
+   * time ends (`LIVE_MAX_WATCH_SECONDS`). Same access rule as `kycUser`; `BAD_USER_INPUT` when the
+   * KYC service does not know the user.
+   */
+  kycStatus: KycUser;
+  /**
    * Live status of one transaction: emits the record at once, then whenever its status changes;
    * completes after a final status (SUCCESSFUL or FAILED). A maximum watch time ends it with an
    * error. Served over Server-Sent Events. Requires the scope `transactions:read`, or the
    * reference in the token's `txRefs` claim.
    */
   transactionStatus: Transaction;
+};
+
+
+/** Live updates, served over Server-Sent Events. */
+export type SubscriptionKycStatusArgs = {
+  userRef: Scalars['ID']['input'];
 };
 
 
@@ -681,6 +695,7 @@ export type QueryResolvers<ContextType = GraphQLContext, ParentType extends Reso
 };
 
 export type SubscriptionResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Subscription'] = ResolversParentTypes['Subscription']> = {
+  kycStatus?: SubscriptionResolver<ResolversTypes['KycUser'], "kycStatus", ParentType, ContextType, RequireFields<SubscriptionKycStatusArgs, 'userRef'>>;
   transactionStatus?: SubscriptionResolver<ResolversTypes['Transaction'], "transactionStatus", ParentType, ContextType, RequireFields<SubscriptionTransactionStatusArgs, 'txRef'>>;
 };
 

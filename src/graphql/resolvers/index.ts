@@ -14,6 +14,7 @@ import { kycSdkConfig } from './Query/kycSdkConfig.ts';
 import { kycUser } from './Query/kycUser.ts';
 import { transaction } from './Query/transaction.ts';
 import { transactions } from './Query/transactions.ts';
+import { kycStatus } from './Subscription/kycStatus.ts';
 import { transactionStatus } from './Subscription/transactionStatus.ts';
 import { Customer } from './types/Customer.ts';
 import { KycCheck } from './types/KycCheck.ts';
@@ -26,7 +27,7 @@ export const resolvers: Resolvers = {
   JSON: JSONScalar,
   Query: { gatewayInfo, transaction, transactions, kycUser, kycSdkConfig },
   Mutation: { verifyTransaction, confirmPayment, refreshKycUser },
-  Subscription: { transactionStatus },
+  Subscription: { transactionStatus, kycStatus },
   Transaction,
   Customer,
   KycUser,
