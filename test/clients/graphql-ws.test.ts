@@ -142,9 +142,21 @@ it("follows the user's own KYC (kycStatus) by polling when no notification comes
 
   const before = sandbox.requests.length;
   const other = connect(await gateway.token({ sub: 'usr_ws_other', scope: null }));
-  // Refused before the stream starts: graphql-ws's `error` message, with the contract's code.
-  const codes = ({ error }: { error?: unknown }) =>
-    (error as { extensions?: { code?: unknown } }[] | undefined)?.map((e) => e.extensions?.code);
+  // Refused when the stream starts (the resolver's access rule): as for transactionStatus, a
+  // `next` message with the contract's code, then `complete` (graphql-ws keeps `error` messages for
+  // refusals before execution); either way, exactly that one code and no record.
+  type Coded = { extensions?: { code?: unknown } };
+  const codes = ({
+    results,
+    error,
+  }: {
+    results: { data?: unknown; errors?: Coded[] }[];
+    error?: unknown;
+  }) => {
+    expect(results.every((result) => result.data == null)).toBe(true);
+    const errors = results.length > 0 ? results.flatMap((r) => r.errors ?? []) : (error as Coded[]);
+    return errors?.map((e) => e.extensions?.code);
+  };
   expect(codes(await collect(other, KYC_STATUS, { u: userRef }))).toEqual(['FORBIDDEN']);
   // An unknown user: BAD_USER_INPUT (the first read is the only call).
   const stranger = connect(await gateway.token({ sub: 'usr_ws_nobody', scope: null }));
