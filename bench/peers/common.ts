@@ -1,25 +1,22 @@
 /**
- * What the benchmark peers share: the gateway's schema (SDL from schema/), the upstream stub's
+ * What the benchmark peers share: the gateway's public schema (schema.graphql), the upstream stub's
  * address and credentials, the normalization of upstream answers (the project's own zod shapes,
  * so that every system does the same per-record work and answers the same JSON), the upstream
  * reads of the mercurius peers, the few field resolvers beyond graphql's defaults, and the bare
  * peer's bearer-token check (jose, no cache) of the auth-on runs.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { GraphQLScalarType } from 'graphql';
 import { jwtVerify } from 'jose';
 import { Pool } from 'undici';
 import { upstreamShapes } from '../../src/upstream/shapes.ts';
 import { STUB_CREDENTIALS } from '../queries.ts';
 
-const SCHEMA_DIR = new URL('../../schema/', import.meta.url);
-
-/** The gateway's SDL, every file, in a stable order. */
-export const typeDefs = readdirSync(SCHEMA_DIR)
-  .filter((file) => file.endsWith('.graphql'))
-  .sort()
-  .map((file) => readFileSync(new URL(file, SCHEMA_DIR), 'utf8'))
-  .join('\n');
+/**
+ * The gateway's public SDL as printed by `npm run schema:print` (schema/ itself holds federation's
+ * `@link`/`@key`, which only a subgraph library reads; the peers serve the plain schema).
+ */
+export const typeDefs = readFileSync(new URL('../../schema.graphql', import.meta.url), 'utf8');
 
 export const upstreamUrl = process.env.UPSTREAM_URL ?? '';
 if (upstreamUrl === '') throw new Error('UPSTREAM_URL must be set');
