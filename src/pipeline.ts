@@ -53,7 +53,7 @@ import type { GatewayMetrics } from './observability/metrics.ts';
 import { type RequestSummary, useRequestSummary } from './observability/plugin.ts';
 import { type Tracing, useOperationSpans } from './observability/tracing.ts';
 import type { PaymentConfirmations } from './payments/confirmation.ts';
-import type { OperationContext } from './transports/operation.ts';
+import { OPERATION_ENDED, type OperationContext } from './transports/operation.ts';
 import type { CallerShare } from './upstream/caller-share.ts';
 
 const SCHEMA_DIR = new URL('../schema/', import.meta.url);
@@ -112,7 +112,7 @@ function usePrivateAnswers(): Plugin {
 /** Aborted when the client's connection closes (for a request that has no Fetch signal). */
 function closed(req: IncomingMessage): AbortSignal {
   const controller = new AbortController();
-  req.socket.once('close', () => controller.abort());
+  req.socket.once('close', () => controller.abort(OPERATION_ENDED));
   return controller.signal;
 }
 

@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
 import { type AnswerType, answerOf } from '../http/answer.ts';
-import { type OperationParams, requestError } from './operation.ts';
+import { OPERATION_ENDED, type OperationParams, requestError } from './operation.ts';
 
 /**
  * The whole body as text, from the stream's events. Rejects when the client goes away before
@@ -28,7 +28,7 @@ export function readBody(req: IncomingMessage): Promise<string> {
 export function clientGone(res: ServerResponse): AbortSignal {
   const controller = new AbortController();
   // The response closes when it has been sent or its connection is gone, whichever comes first.
-  res.once('close', () => controller.abort());
+  res.once('close', () => controller.abort(OPERATION_ENDED));
   return controller.signal;
 }
 

@@ -115,6 +115,13 @@ export interface OperationEntry {
   operate(input: OperationInput): Promise<OperationOutcome>;
 }
 
+/**
+ * The reason every operation's signal aborts with. `abort()` without a reason builds a new
+ * DOMException, stack trace included, each time: two per request, 6 % of a cache miss's CPU in the
+ * profile. One shared reason costs nothing; it is still an `AbortError`.
+ */
+export const OPERATION_ENDED = new DOMException('The operation has ended.', 'AbortError');
+
 /** The error a request of its own makes: its code and HTTP status. */
 export function requestError(
   message: string,
@@ -264,7 +271,7 @@ export function createOperationEntry(deps: OperationEntryDeps): OperationEntry {
       yield finish({ errors: [reported(error)] }, input.summary);
     } finally {
       expiry.cancel();
-      stop.abort();
+      stop.abort(OPERATION_ENDED);
       // Not awaited: the source ends once its signal has aborted.
       Promise.resolve()
         .then(() => iterator.return?.())
@@ -275,8 +282,8 @@ export function createOperationEntry(deps: OperationEntryDeps): OperationEntry {
   const operate = async (input: OperationInput): Promise<OperationOutcome> => {
     const { admitted, summary } = input;
     const stop = new AbortController();
-    const forward = () => stop.abort();
-    if (input.signal.aborted) stop.abort();
+    const forward = () => stop.abort(OPERATION_ENDED);
+    if (input.signal.aborted) stop.abort(OPERATION_ENDED);
     else input.signal.addEventListener('abort', forward, { once: true });
     stop.signal.addEventListener(
       'abort',
@@ -359,14 +366,14 @@ export function createOperationEntry(deps: OperationEntryDeps): OperationEntry {
       // waits for the source's next result.
       const end = stream.return.bind(stream);
       stream.return = (value) => {
-        stop.abort();
+        stop.abort(OPERATION_ENDED);
         return end(value);
       };
       return { kind: 'stream', stream };
     } catch (error) {
       return single({ errors: [reported(error)] }, summary);
     } finally {
-      if (!handedOver) stop.abort();
+      if (!handedOver) stop.abort(OPERATION_ENDED);
     }
   };
 

@@ -24,6 +24,7 @@ import type { ConnectionSlots } from './connections.ts';
 import { clientGone, readParams, statusOf, writeFrame, writeResult } from './io.ts';
 import {
   type Admitted,
+  OPERATION_ENDED,
   type OperationEntry,
   type OperationOutcome,
   type OperationParams,
@@ -125,7 +126,7 @@ export function createSseTransport(deps: SseDeps) {
     if (reservations.get(reservation.token) !== reservation) return;
     reservations.delete(reservation.token);
     for (const timer of reservation.timers) clearTimeout(timer);
-    for (const stop of reservation.operations.values()) stop.abort();
+    for (const stop of reservation.operations.values()) stop.abort(OPERATION_ENDED);
     reservation.operations.clear();
     reservation.release();
     reservation.stream?.end();
@@ -137,7 +138,7 @@ export function createSseTransport(deps: SseDeps) {
       return;
     }
     if (reservation.queue.length >= MAX_QUEUED_FRAMES) {
-      stop.abort();
+      stop.abort(OPERATION_ENDED);
       return;
     }
     reservation.queue.push(text);
@@ -252,7 +253,7 @@ export function createSseTransport(deps: SseDeps) {
         refuse(res, { errors: [requestError('operationId is missing.', 'BAD_USER_INPUT', 400)] });
         return;
       }
-      reservation.operations.get(id)?.abort();
+      reservation.operations.get(id)?.abort(OPERATION_ENDED);
       reservation.operations.delete(id);
       res.writeHead(200, { 'content-length': '0' });
       res.end();
