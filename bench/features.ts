@@ -92,7 +92,7 @@ export const FEATURES: Feature[] = [
 export const NOT_SWITCHABLE: Array<{ name: string; why: string }> = [
   {
     name: 'admission',
-    why: 'the token-then-rate admission and the request checks live in src/server.ts (being moved to src/transports/ by issue 21); their parts are measured above as the token check and the rate limit',
+    why: 'the token-then-rate admission is the first two steps of the operation entry (src/transports/operation.ts); its parts are measured above as the token check and the rate limit',
   },
   {
     name: 'upstream shape validation',
