@@ -6,22 +6,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
 import { type AnswerType, answerOf } from '../http/answer.ts';
+import { readBytes } from '../http/body.ts';
 import { OPERATION_ENDED, type OperationParams, requestError } from './operation.ts';
 
 /**
- * The whole body as text, from the stream's events. Rejects when the client goes away before
- * the end.
+ * The whole body as text. Its size was bounded from `Content-Length` before (server.ts: 411
+ * without one, 413 over `LIMIT_BODY_BYTES`), and Node stops a body at its announced length.
  */
-export function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.once('error', reject);
-    req.once('close', () => {
-      if (!req.complete) reject(new Error('the request was cut short'));
-    });
-  });
+export async function readBody(req: IncomingMessage): Promise<string> {
+  return (await readBytes(req)).toString('utf8');
 }
 
 /** Aborted when the client's connection closes. */

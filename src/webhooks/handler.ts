@@ -15,6 +15,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RecordSources } from '../cache/sources.ts';
 import { GatewayError } from '../errors.ts';
+import { readBytes } from '../http/body.ts';
 import { kindOf, type LiveSource, type LiveStatusHub } from '../live/hub.ts';
 import { checkText, isTxRef } from '../model/input.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -69,29 +70,6 @@ function answer(res: ServerResponse, status: number, body: Record<string, string
     ...(close && { connection: 'close' }),
   });
   res.end(text);
-}
-
-/** The raw body, or 'too_large' as soon as it passes the limit (counted while reading). */
-function readRaw(req: IncomingMessage, limit: number): Promise<Buffer | 'too_large'> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size > limit) {
-        req.off('data', onData);
-        resolve('too_large');
-        return;
-      }
-      chunks.push(chunk);
-    };
-    req.on('data', onData);
-    req.once('end', () => resolve(Buffer.concat(chunks)));
-    req.once('error', reject);
-    req.once('close', () => {
-      if (!req.complete) reject(new Error('the request was cut short'));
-    });
-  });
 }
 
 /** The reference the body names (top level first, then inside `data`), or undefined. */
@@ -170,7 +148,7 @@ export function createWebhookHandler(deps: WebhookDeps): WebhookHandler {
       refuse(res, source, 'expired', 401, 'The signature time is outside the tolerance.', true);
       return;
     }
-    const body = await readRaw(req, MAX_WEBHOOK_BYTES);
+    const body = await readBytes(req, MAX_WEBHOOK_BYTES);
     if (body === 'too_large') {
       refuse(res, source, 'too_large', 413, 'The notification is larger than 64 KiB.', true);
       // Whatever else the sender pushes is not read: the connection goes with the answer.
