@@ -11,6 +11,31 @@ export type AnswerType = 'application/graphql-response+json' | 'application/json
 
 const SERVED: readonly AnswerType[] = ['application/graphql-response+json', 'application/json'];
 
+/** One media range of `Accept`: its type (lower case), q-value, and whether its charset is UTF-8. */
+export interface AcceptRange {
+  mediaRange: string;
+  q: number;
+  utf8: boolean;
+}
+
+/** The ranges of an `Accept` header in the order listed (a q that is not a number counts as 0). */
+export function acceptRanges(accept: string): AcceptRange[] {
+  return accept
+    .toLowerCase()
+    .split(',')
+    .map((range) => {
+      const [mediaRange = '', ...parameters] = range.split(';').map((part) => part.trim());
+      let q = 1;
+      let utf8 = true;
+      for (const parameter of parameters) {
+        const [name, value = ''] = parameter.split('=').map((part) => part.trim());
+        if (name === 'q') q = Number.isNaN(Number(value)) ? 0 : Number(value);
+        if (name === 'charset') utf8 = value.replace(/"/g, '') === 'utf-8';
+      }
+      return { mediaRange, q, utf8 };
+    });
+}
+
 /**
  * The JSON media type to answer with, or undefined when `Accept` allows neither (a stream may
  * still be acceptable). No header, or any type, means `application/json` (the spec's legacy
@@ -20,15 +45,7 @@ const SERVED: readonly AnswerType[] = ['application/graphql-response+json', 'app
 export function negotiate(accept: string | null | undefined): AnswerType | undefined {
   if (accept === null || accept === undefined || accept.trim() === '') return 'application/json';
   let best: { type: AnswerType; q: number } | undefined;
-  for (const range of accept.toLowerCase().split(',')) {
-    const [mediaRange = '', ...parameters] = range.split(';').map((part) => part.trim());
-    let q = 1;
-    let utf8 = true;
-    for (const parameter of parameters) {
-      const [name, value = ''] = parameter.split('=').map((part) => part.trim());
-      if (name === 'q') q = Number.isNaN(Number(value)) ? 0 : Number(value);
-      if (name === 'charset') utf8 = value.replace(/"/g, '') === 'utf-8';
-    }
+  for (const { mediaRange, q, utf8 } of acceptRanges(accept)) {
     if (!utf8 || q <= 0) continue;
     const type = matching(mediaRange);
     if (type && (!best || q > best.q)) best = { type, q };

@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GraphQLError } from 'graphql';
-import { negotiate } from '../http/answer.ts';
+import { acceptRanges, negotiate } from '../http/answer.ts';
 import type { RequestSummary } from '../observability/plugin.ts';
 import { clientGone, readParams, writeResult } from './io.ts';
 import { writeJson } from './json.ts';
@@ -19,16 +19,14 @@ import {
 } from './operation.ts';
 import { writeEventStream } from './sse.ts';
 
-/** The streaming framing `accept` names first, if any. */
+/** The streaming framing `accept` names first, if any (ranges refused with q=0 do not count). */
 export function streamingType(accept: string): 'sse' | 'multipart' | undefined {
-  // Ranges the client refuses (q=0) do not count; the first one named wins.
-  const ranges = accept.split(',').filter((range) => !/;\s*q\s*=\s*0(\.0*)?\s*(;|$)/i.test(range));
-  const sse = ranges.findIndex((range) => /^\s*text\/event-stream\s*(;|$)/i.test(range));
-  const multipart = ranges.findIndex((range) => /^\s*multipart\/mixed\s*(;|$)/i.test(range));
-  if (sse < 0 && multipart < 0) return undefined;
-  if (sse < 0) return 'multipart';
-  if (multipart < 0) return 'sse';
-  return sse < multipart ? 'sse' : 'multipart';
+  for (const { mediaRange, q } of acceptRanges(accept)) {
+    if (q <= 0) continue;
+    if (mediaRange === 'text/event-stream') return 'sse';
+    if (mediaRange === 'multipart/mixed') return 'multipart';
+  }
+  return undefined;
 }
 
 export interface HttpRequest {
