@@ -9,12 +9,12 @@
  * module holds what both share: the kinds of record, the subscriber's side of a watch, and the
  * poll loop.
  */
-import { hash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RecordSources } from '../cache/sources.ts';
 import { BadUserInputError, type ErrorCode, GatewayError, UpstreamError } from '../errors.ts';
 import { isFinalStatus } from '../model/status.ts';
 import { outsideRequests } from '../observability/request-context.ts';
+import { hashedKeyPart } from '../redis/connection.ts';
 import type { UpstreamKycUser, UpstreamTransaction } from '../upstream/shapes.ts';
 import { type LiveSlots, MemoryLiveSlots } from './slots.ts';
 
@@ -65,7 +65,7 @@ export const KYC: LiveKind<UpstreamKycUser> = {
       user.levels.map((l) => [l.level, l.verified, l.checks.map((c) => [c.name, c.passed])]),
     ]),
   isFinal: () => false,
-  topic: (userRef) => `kyc:${hash('sha256', userRef, 'base64url')}`,
+  topic: (userRef) => `kyc:${hashedKeyPart(userRef)}`,
   unknown: 'The KYC service does not know this user.',
   endsWithError: false,
 };
