@@ -3,7 +3,7 @@
  *
  * Same policy as in memory: RecordCache stores `{ value, storedAt, freshUntil }` with a physical
  * TTL of ttl + keep (Redis `PX`), so final transactions outlive their freshness for stale
- * serving. Keys are `<prefix>:cache:tx:v2:<txRef>` and `<prefix>:cache:kyc:v2:<sha256>` (`v2`:
+ * serving. Keys are `<prefix>:cache:tx:v3:<txRef>` and `<prefix>:cache:kyc:v3:<sha256>` (`v3`:
  * the record format; KYC keys are hashed by the sources; no person and no credential appears in
  * a key). Values are JSON (the normalized records of upstream/shapes.ts, as they are),
  * readable by any replica and after a restart; with `CACHE_ENCRYPTION_KEY` they are sealed
@@ -14,27 +14,47 @@ import { Keyv } from 'keyv';
 import type { CacheConfig } from '../config.ts';
 import { luaScript, type RedisClient, type RedisConnection } from '../redis/connection.ts';
 import { SEALED_PREFIX, Sealer, UnreadableCacheValueError } from './seal.ts';
-import { type CachedEntry, type CacheObserver, type OrderedWriter, RecordCache } from './store.ts';
+import {
+  type CachedEntry,
+  type CacheObserver,
+  type OrderedWriter,
+  RecordCache,
+  type WriteOutcome,
+} from './store.ts';
+
+/** What the seal of a record is bound to: its Redis key and its order. */
+function sealedPlace(redisKey: string, fetchedAt: string | undefined): string {
+  return fetchedAt === undefined ? redisKey : `${redisKey}\u0000m:${fetchedAt}`;
+}
 
 /**
- * Each value starts with its order in clear, `m:<fetchedAt>:<final 0|1>|`, so that a Lua script
- * can compare it with a write's without the key (the order reveals no person); the rest is the
- * JSON, sealed when a key is set. Values of older versions, without it, rank lowest.
+ * Each value starts with its order in clear, `m:<fetchedAt>|`, so that a Lua script can compare
+ * it with a write's without the key (the order reveals no person); the rest is the JSON, sealed
+ * when a key is set. The order is part of what the seal authenticates (its associated data, with
+ * the Redis key): a value put back with its order changed does not open, and does not outrank a
+ * fresh read either ({@link SharedClientStore.writeIfNewer}). Values of older versions (an order
+ * `m:<fetchedAt>:<0|1>|`, or none) rank by their time alone, or lowest; sealed ones do not open.
  */
-const ORDER = /^m:\d+:[01]\|/;
+const ORDER = /^m:(\d+)(?::[01])?\|/;
 
-// KEYS: the record. ARGV: the value (with its order), fetchedAt, final (0|1), ttl ms.
-// Writes unless the stored record outranks it (store.ts `outranks`): 1 written, 0 kept.
+// KEYS: the record. ARGV: the value (with its order), fetchedAt, ttl ms.
+// Writes unless the stored record's read began later (store.ts `outranks`): 1 when written,
+// else the stored value (which the caller checks: an order that does not authenticate is no order).
 const WRITE_IF_NEWER = luaScript(`
 local stored = redis.call('GET', KEYS[1])
 if stored then
-  local at, final = string.match(stored, '^m:(%d+):([01])|')
-  if at then
-    if final == '1' and ARGV[3] == '0' then return 0 end
-    if tonumber(at) > tonumber(ARGV[2]) then return 0 end
-  end
+  local at = string.match(stored, '^m:(%d+)')
+  if at and tonumber(at) > tonumber(ARGV[2]) then return stored end
 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[4])
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
+return 1
+`);
+
+// KEYS: the record. ARGV: the value expected, the value to write, ttl ms. Replaces a value that
+// did not open, unless another write came first: 1 when written, 0 when the value had changed.
+const REPLACE_IF_SAME = luaScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 return 1
 `);
 
@@ -64,11 +84,22 @@ class SharedClientStore extends KeyvRedis<string> implements OrderedWriter {
   override async get<U = string>(key: string): Promise<U | undefined> {
     const held = await this.#connection.run(() => super.get<string>(key));
     if (held === undefined) return undefined;
-    const stored = held.replace(ORDER, '');
-    if (this.#cipher) return this.#cipher.open(this.#redisKey(key), stored) as U;
+    return this.#open(this.#redisKey(key), held) as U;
+  }
+
+  /**
+   * The JSON of a value as Redis holds it, its order checked: with a key, the order and the
+   * Redis key are the seal's associated data, so a value moved, altered or put back with another
+   * order throws. Without a key nothing is authenticated (docs/security.md says what a party
+   * that can write to Redis can then do).
+   */
+  #open(redisKey: string, held: string): string {
+    const order = ORDER.exec(held);
+    const stored = order ? held.slice(order[0].length) : held;
+    if (this.#cipher) return this.#cipher.open(sealedPlace(redisKey, order?.[1]), stored);
     if (stored.startsWith(SEALED_PREFIX))
       throw new UnreadableCacheValueError('sealed, but no key set');
-    return stored as U;
+    return stored;
   }
 
   override set(key: string, value: string, ttl?: number): Promise<void> {
@@ -76,19 +107,37 @@ class SharedClientStore extends KeyvRedis<string> implements OrderedWriter {
     return this.#connection.run(() => super.set(key, stored, ttl));
   }
 
-  /** The compare-and-set of RecordCache.store, in one Lua script (atomic in Redis). */
-  async writeIfNewer(key: string, entry: CachedEntry<unknown>, ttlMs: number): Promise<boolean> {
+  /**
+   * The compare-and-set of RecordCache.store, in one Lua script (atomic in Redis). A stored value
+   * that claims a later read but does not open (its order changed, or sealed by another key) is
+   * no fresher record: it is replaced, unless another write replaced it first.
+   */
+  async writeIfNewer(
+    key: string,
+    entry: CachedEntry<unknown>,
+    ttlMs: number,
+  ): Promise<WriteOutcome> {
+    const redisKey = this.#redisKey(key);
     // As keyv would store it: `{ value, expires }`, JSON.
     const json = JSON.stringify({ value: entry, expires: Date.now() + ttlMs });
-    const body = this.#cipher ? this.#cipher.seal(this.#redisKey(key), json) : json;
     const at = String(Math.floor(entry.fetchedAt ?? 0));
-    const final = entry.final ? '1' : '0';
-    const reply = await this.#connection.script(
-      WRITE_IF_NEWER,
-      [this.#redisKey(key)],
-      [`m:${at}:${final}|${body}`, at, final, String(Math.ceil(ttlMs))],
+    const body = this.#cipher ? this.#cipher.seal(sealedPlace(redisKey, at), json) : json;
+    const value = `m:${at}|${body}`;
+    const ttl = String(Math.ceil(ttlMs));
+    const reply = await this.#connection.script(WRITE_IF_NEWER, [redisKey], [value, at, ttl]);
+    if (typeof reply !== 'string') return 'written';
+    try {
+      this.#open(redisKey, reply);
+      return 'kept';
+    } catch (error) {
+      if (!(error instanceof UnreadableCacheValueError)) throw error;
+    }
+    const replaced = await this.#connection.script(
+      REPLACE_IF_SAME,
+      [redisKey],
+      [reply, value, ttl],
     );
-    return Number(reply) === 1;
+    return Number(replaced) === 1 ? 'replaced-unreadable' : 'kept';
   }
 
   override delete(key: string): Promise<boolean> {

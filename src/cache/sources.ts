@@ -8,8 +8,12 @@
  * served (reported through `onStale`) only when the payment service is down. Nothing else is
  * served stale, and reads that bypass the cache (mutations, live polls) never are.
  *
- * Records never go back in time: every upstream read is stored through RecordCache.store with
- * the time it began, and a fresher or final record stored meanwhile stands (and is served).
+ * A fresh read always wins: a read that bypasses the cache (`verifyTransaction`, `confirmPayment`,
+ * a live poll, the fetch after a signed notification) answers what the upstream said to it, made
+ * for its caller alone, and stores it whatever its status (a payment read as SUCCESSFUL can since
+ * have been reversed, refunded or charged back). Records never go back in time: every upstream
+ * read is stored through RecordCache.store with the time it began, and a record whose read began
+ * later, stored meanwhile, stands (and is what a cache miss serves).
  *
  * Unknown records (404 or a not-found envelope) are remembered for `ttlNotFoundSeconds`, so that
  * asking for them again and again does not reach the upstream each time; a read that bypasses the cache still
@@ -24,7 +28,10 @@ import type { UpstreamKycUser, UpstreamTransaction } from '../upstream/shapes.ts
 import type { CachedEntry, RecordCache } from './store.ts';
 
 export interface ReadOptions {
-  /** Skip the cache read and go to the upstream (the result is still written). */
+  /**
+   * Skip the cache and read the upstream for this caller alone (joining no read that another
+   * began earlier); the answer is what the upstream said, and is written.
+   */
   bypassCache?: boolean;
   /** Told when the record served is a stale copy: its id and its age. */
   onStale?: (id: string, ageSeconds: number) => void;
@@ -65,7 +72,7 @@ export interface FlightLock {
  * of another version, during a rolling deploy, or an entry left in Redis by one, then misses
  * instead of reading a record it does not understand.
  */
-const RECORD_FORMAT = 'v2';
+const RECORD_FORMAT = 'v3';
 
 /** Cache keys name no person in clear: user references are hashed. */
 function kycKey(slug: string, userRef: string): string {
@@ -109,8 +116,6 @@ interface RecordKind<T> {
   fetch: (id: string) => Promise<T | null>;
   /** Fresh seconds and extra seconds kept for stale serving. */
   ttl: (record: T) => { ttl: number; keep: number };
-  /** A record that no later one that is not final may replace. */
-  final: (record: T) => boolean;
 }
 
 interface Outcome<T> {
@@ -132,20 +137,19 @@ export function createSources(deps: SourceDeps): RecordSources {
       isFinalStatus(record.status)
         ? { ttl: policy.ttlFinalSeconds, keep: policy.staleSeconds }
         : { ttl: policy.ttlPendingSeconds, keep: 0 },
-    final: (record) => isFinalStatus(record.status),
   };
   const kycKind: RecordKind<UpstreamKycUser> = {
     name: 'kyc',
     upstream: 'kyc',
     fetch: (userRef) => deps.kyc.getUser(userRef),
     ttl: () => ({ ttl: policy.ttlKycSeconds, keep: 0 }),
-    final: () => false,
   };
 
   /**
    * Every read of the upstream ends here (a miss, a mutation, a live poll, a webhook's read):
-   * the record is stored through {@link RecordCache.store}, which keeps a fresher one that was
-   * stored meanwhile (records never go back in time), and the record that stands is returned.
+   * the record is stored through {@link RecordCache.store}, which keeps one whose read began later
+   * (records never go back in time). A read that bypassed the cache returns what the upstream
+   * said; a miss returns the record that stands.
    */
   async function fetchAndStore<T>(
     kind: RecordKind<T>,
@@ -158,14 +162,13 @@ export function createSources(deps: SourceDeps): RecordSources {
     const fetchedAt = Date.now();
     const record = await (options.gate ? options.gate(kind.upstream, fetch) : fetch());
     if (policy.benchNoWrite) return record;
-    if (record === null) {
-      // Briefly: a reference may become known a moment later.
-      const order = { fetchedAt, final: false };
-      return cache.store<T | null>(kind.name, key, null, order, policy.ttlNotFoundSeconds);
-    }
-    const { ttl, keep } = kind.ttl(record);
-    const order = { fetchedAt, final: kind.final(record) };
-    return cache.store<T | null>(kind.name, key, record, order, ttl, keep);
+    // An unknown reference is kept briefly: it may become known a moment later.
+    const { ttl, keep } =
+      record === null ? { ttl: policy.ttlNotFoundSeconds, keep: 0 } : kind.ttl(record);
+    const written = await cache.store<T | null>(kind.name, key, record, fetchedAt, ttl, keep);
+    if (written || options.bypassCache) return record;
+    const standing = await cache.get<T | null>(kind.name, key);
+    return standing === undefined ? record : standing.value;
   }
 
   /** The miss path, shared by concurrent callers through the single flight. */
@@ -206,9 +209,7 @@ export function createSources(deps: SourceDeps): RecordSources {
     policy.benchNoSingleFlight ? work() : flights.run(key, work);
 
   async function read<T>(kind: RecordKind<T>, key: string, id: string, options: ReadOptions) {
-    if (options.bypassCache) {
-      return shared(`bypass:${key}`, () => fetchAndStore(kind, key, id, options));
-    }
+    if (options.bypassCache) return fetchAndStore(kind, key, id, options);
     const cached = await cache.get<T | null>(kind.name, key);
     if (cached && cached.freshUntil > Date.now()) {
       cache.report(kind.name, 'hit');

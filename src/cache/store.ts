@@ -2,6 +2,7 @@
 import { Keyv } from 'keyv';
 import { LRUCache } from 'lru-cache';
 import type { CacheConfig } from '../config.ts';
+import { UnreadableCacheValueError } from './seal.ts';
 
 /** A stored record, when it was stored, and until when it is fresh (epoch ms). */
 export interface CachedEntry<T> {
@@ -10,39 +11,39 @@ export interface CachedEntry<T> {
   freshUntil: number;
   /** When the read that produced it began (epoch ms); absent in entries of older versions. */
   fetchedAt?: number;
-  /** A final record (a transaction with a final status): never replaced by one that is not. */
-  final?: boolean;
-}
-
-/** How a record ranks against the one stored: what {@link RecordCache.store} needs to know. */
-export interface StoreOrder {
-  /** When the read that produced the record began (epoch ms), taken before the upstream call. */
-  fetchedAt: number;
-  /** True for a final record (a transaction with a final status). */
-  final: boolean;
 }
 
 /**
- * True when `stored` must not be replaced by `incoming`: records never go back in time. A final
- * record is never replaced by one that is not, and a record is never replaced by one whose read
- * began before its own did (a slow read that began before `verifyTransaction`, a webhook or a poll
- * stored a fresher record).
+ * True when a record whose read began at `storedFetchedAt` must not be replaced by one whose read
+ * began at `incomingFetchedAt`: records never go back in time (a slow read that began before
+ * `verifyTransaction`, a webhook or a poll stored a fresher record does not overwrite it). The
+ * status plays no part: the payment service is the truth now, and a payment read as SUCCESSFUL
+ * may since have been reversed, refunded or charged back. Whether a record is final only sets how
+ * long it is kept.
  */
-export function outranks(stored: Partial<StoreOrder>, incoming: StoreOrder): boolean {
-  if (stored.final && !incoming.final) return true;
-  return (stored.fetchedAt ?? 0) > incoming.fetchedAt;
+export function outranks(storedFetchedAt: number | undefined, incomingFetchedAt: number): boolean {
+  return (storedFetchedAt ?? 0) > incomingFetchedAt;
 }
+
+/**
+ * What a compare-and-set did: wrote the record, kept a fresher one, or wrote over a value that
+ * did not open (which orders nothing, whatever it claims).
+ */
+export type WriteOutcome = 'written' | 'kept' | 'replaced-unreadable';
 
 /**
  * A store's compare-and-set, atomic where the store is (one synchronous step in memory, one Lua
  * script in Redis): writes `entry` unless the stored entry {@link outranks} it.
  */
 export interface OrderedWriter {
-  /** True when written, false when a fresher record stands. */
-  writeIfNewer(key: string, entry: CachedEntry<unknown>, ttlMs: number): Promise<boolean>;
+  writeIfNewer(key: string, entry: CachedEntry<unknown>, ttlMs: number): Promise<WriteOutcome>;
 }
 
-export type CacheOutcome = 'hit' | 'miss' | 'stale' | 'error';
+/**
+ * `unreadable`: a value in the store that does not open (sealed with an unknown key, altered,
+ * or with its order changed), never served and replaced by the next read.
+ */
+export type CacheOutcome = 'hit' | 'miss' | 'stale' | 'error' | 'unreadable';
 
 /** Counts what the cache did, for metrics. */
 export type CacheObserver = (event: { kind: string; outcome: CacheOutcome }) => void;
@@ -64,51 +65,56 @@ export class RecordCache {
     keyv.on('error', () => observe?.({ kind: 'store', outcome: 'error' }));
   }
 
-  /** The stored entry, fresh or not (the caller judges `freshUntil`); undefined on error. */
+  /**
+   * The stored entry, fresh or not (the caller judges `freshUntil`); undefined on error, and for
+   * a value that does not open (counted as `unreadable`).
+   */
   async get<T>(kind: string, key: string): Promise<CachedEntry<T> | undefined> {
     try {
       return (await this.#keyv.get(key)) as CachedEntry<T> | undefined;
-    } catch {
-      this.#observe?.({ kind, outcome: 'error' });
+    } catch (error) {
+      const unreadable = error instanceof UnreadableCacheValueError;
+      this.#observe?.({ kind, outcome: unreadable ? 'unreadable' : 'error' });
       return undefined;
     }
   }
 
   /**
    * THE write of a record (every path: a miss, `verifyTransaction`, `refreshKycUser`, a live
-   * poll, a webhook's read): stores it fresh for `ttlSeconds` and kept `keepSeconds` more (to be
-   * served stale only when the upstream is down) — unless the record stored outranks it
-   * ({@link outranks}: a final one, or one whose read began later), decided atomically by the
-   * store. Resolves to the record that stands, which the caller serves: the one given, or the
-   * fresher one that was kept. A store failure keeps the one given (and is reported).
+   * poll, a webhook's read), whatever its status: stores it fresh for `ttlSeconds` and kept
+   * `keepSeconds` more (to be served stale only when the upstream is down) — unless a record
+   * whose read began later stands ({@link outranks}), decided atomically by the store. Resolves
+   * to false when such a fresher record was kept; true when written, and on a store failure
+   * (reported), where nothing fresher is known.
    */
   async store<T>(
     kind: string,
     key: string,
     value: T,
-    order: StoreOrder,
+    fetchedAt: number,
     ttlSeconds: number,
     keepSeconds = 0,
-  ): Promise<T> {
-    if (ttlSeconds <= 0) return value;
+  ): Promise<boolean> {
+    if (ttlSeconds <= 0) return true;
     const now = Date.now();
     const entry: CachedEntry<T> = {
       value,
       storedAt: now,
       freshUntil: now + ttlSeconds * 1000,
-      fetchedAt: order.fetchedAt,
-      final: order.final,
+      fetchedAt,
     };
     try {
-      if (await this.#writer.writeIfNewer(key, entry, (ttlSeconds + keepSeconds) * 1000)) {
-        return value;
-      }
+      const outcome = await this.#writer.writeIfNewer(
+        key,
+        entry,
+        (ttlSeconds + keepSeconds) * 1000,
+      );
+      if (outcome === 'replaced-unreadable') this.#observe?.({ kind, outcome: 'unreadable' });
+      return outcome !== 'kept';
     } catch {
       this.#observe?.({ kind, outcome: 'error' });
-      return value;
+      return true;
     }
-    const standing = await this.get<T>(kind, key);
-    return standing === undefined ? value : standing.value;
   }
 
   /** Reports a lookup's outcome (the sources decide hit, miss or stale). */
@@ -159,12 +165,16 @@ class LruStore implements OrderedWriter {
    * The compare-and-set, in one synchronous step (nothing else runs between the look and the
    * write). Entries are held as keyv holds them: `{ value, expires }` under `<namespace>:<key>`.
    */
-  async writeIfNewer(key: string, entry: CachedEntry<unknown>, ttlMs: number): Promise<boolean> {
+  async writeIfNewer(
+    key: string,
+    entry: CachedEntry<unknown>,
+    ttlMs: number,
+  ): Promise<WriteOutcome> {
     const name = `${this.#namespace}:${key}`;
     const held = this.#lru.get(name) as { value?: CachedEntry<unknown> } | undefined;
-    if (held?.value && outranks(held.value, entry as StoreOrder)) return false;
+    if (held?.value && outranks(held.value.fetchedAt, entry.fetchedAt ?? 0)) return 'kept';
     this.#lru.set(name, { value: entry, expires: Date.now() + ttlMs }, { ttl: ttlMs });
-    return true;
+    return 'written';
   }
   delete(key: string): boolean {
     return this.#lru.delete(key);

@@ -254,6 +254,9 @@ export abstract class LiveHubBase implements LiveStatusHub {
     const { sources, settings, observer } = this.deps;
     const deadline = Date.now() + settings.maxWatchMs;
     let record = await kind.read(sources, id, false);
+    // A final record ends the stream, and is what a merchant acts on: it is asked of the upstream
+    // now, never taken from the cache (a payment stored as SUCCESSFUL may since have been reversed).
+    if (record !== null && kind.isFinal(record)) record = await kind.read(sources, id, true);
     if (record === null) throw new BadUserInputError(kind.unknown);
     if (kind.isFinal(record)) {
       yield record;

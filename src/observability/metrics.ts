@@ -114,14 +114,14 @@ export class GatewayMetrics {
 
   readonly cacheEvents = new Counter({
     name: 'gateway_cache_events_total',
-    help: 'Cache lookups and failures, by record kind and outcome (hit, miss, stale, error).',
+    help: 'Cache lookups and failures, by record kind and outcome (hit, miss, stale, error, unreadable).',
     labelNames: ['kind', 'outcome'] as const,
     registers: [this.registry],
   });
 
   readonly paymentConfirmations = new Counter({
     name: 'gateway_payment_confirmations_total',
-    help: 'confirmPayment answers, by outcome: confirmed, or the first problem (NOT_FOUND, NOT_SUCCESSFUL, AMOUNT_TOO_LOW, …).',
+    help: 'confirmPayment answers, by outcome: confirmed, the first problem (NOT_FOUND, NOT_SUCCESSFUL, AMOUNT_TOO_LOW, …), or refused (an error: the claims could not be made or trusted).',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });

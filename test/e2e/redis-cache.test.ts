@@ -85,12 +85,12 @@ describe.skipIf(skip)('two gateway processes sharing one Redis', () => {
     expect((await query(b, TX(txRef), token)).body).toEqual(expected);
     expect(callsFor(txRef)).toBe(1);
 
-    // The entry is plain JSON under a namespaced key, after its order (`m:<fetchedAt>:<final>|`),
+    // The entry is plain JSON under a namespaced key, after its order (`m:<fetchedAt>|`),
     // kept for TTL + stale window (24 h + 7 d).
-    const key = `gw:cache:tx:v2:${txRef}`;
+    const key = `gw:cache:tx:v3:${txRef}`;
     const held = String(await redis.command(['GET', key]));
-    expect(held).toMatch(/^m:\d{13}:1\|\{/);
-    const stored = JSON.parse(held.replace(/^m:\d+:[01]\|/, '')) as {
+    expect(held).toMatch(/^m:\d{13}\|\{/);
+    const stored = JSON.parse(held.replace(/^m:\d+\|/, '')) as {
       value: { value: { paymentRef: string }; storedAt: number; freshUntil: number };
     };
     expect(stored.value.value.paymentRef).toBe(txRef);
@@ -134,8 +134,8 @@ describe.skipIf(skip)('two gateway processes sharing one Redis', () => {
     expect(callsFor(txRef)).toBe(1);
 
     // What Redis holds is the normalized record, as JSON: nothing is left to convert on a hit.
-    const held = String(await redis.command(['GET', `gw:cache:tx:v2:${txRef}`]));
-    const stored = JSON.parse(held.replace(/^m:\d+:[01]\|/, '')) as {
+    const held = String(await redis.command(['GET', `gw:cache:tx:v3:${txRef}`]));
+    const stored = JSON.parse(held.replace(/^m:\d+\|/, '')) as {
       value: { value: Record<string, unknown> };
     };
     expect(stored.value.value).toMatchObject({
@@ -169,7 +169,7 @@ describe.skipIf(skip)('two gateway processes sharing one Redis', () => {
       }
     }
     expect(keys.filter((key) => key.startsWith('gw:cache:kyc:'))).toEqual([
-      expect.stringMatching(/^gw:cache:kyc:v2:[A-Za-z0-9_-]{43}$/),
+      expect.stringMatching(/^gw:cache:kyc:v3:[A-Za-z0-9_-]{43}$/),
     ]);
   });
 
