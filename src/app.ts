@@ -37,7 +37,12 @@ import { createLogger, type Logger } from './observability/logger.ts';
 import { GatewayMetrics } from './observability/metrics.ts';
 import { type ThrottledWarn, throttledWarn } from './observability/throttled-log.ts';
 import type { Tracing } from './observability/tracing.ts';
-import { type ClaimStore, MemoryClaimStore, RedisClaimStore } from './payments/claims.ts';
+import {
+  type ClaimStore,
+  type LedgerReport,
+  MemoryClaimStore,
+  RedisClaimStore,
+} from './payments/claims.ts';
 import { PaymentConfirmations } from './payments/confirmation.ts';
 import { RedisConnection } from './redis/connection.ts';
 import { createGateway, type Gateway } from './server.ts';
@@ -168,7 +173,8 @@ function clusterParts(
 
 /**
  * Where `confirmPayment` keeps its claims: Redis, shared by the replicas and sealed as records
- * are; or, without it, this process's memory (said at start).
+ * are, its ledger and durability checked at start and at every reconnection (and logged); or,
+ * without it, this process's memory (said at start), refused in production unless allowed.
  */
 function claimStore(
   config: GatewayConfig,
@@ -178,12 +184,66 @@ function claimStore(
   const retentionMs = config.confirmationRetentionDays * 86_400_000;
   if (redis) {
     const { encryption } = config.cache;
-    return new RedisClaimStore(redis, retentionMs, encryption && new Sealer(encryption));
+    const store = new RedisClaimStore(
+      redis,
+      retentionMs,
+      encryption && new Sealer(encryption),
+      () => logger.error(LEDGER_LOST_LINE),
+    );
+    redis.onReady(() => {
+      store.inspect().then(
+        (report) => logLedger(logger, report),
+        () => logger.warn('payment confirmations: the claims ledger could not be checked now'),
+      );
+    });
+    return store;
   }
-  logger.warn(
-    "payment confirmations: claims are kept in this process's memory (no CACHE_URL): one replica only, forgotten on restart",
-  );
-  return new MemoryClaimStore(retentionMs);
+  const refuse = config.production && !config.allowMemoryClaims;
+  if (refuse) {
+    logger.error(
+      "payment confirmations: refused — no CACHE_URL, and claims kept in this process's memory would be forgotten on restart; set CACHE_URL (a durable Redis) or ALLOW_MEMORY_CLAIMS=true",
+    );
+  } else {
+    logger.warn(
+      "payment confirmations: claims are kept in this process's memory (no CACHE_URL): one replica only, forgotten on restart",
+    );
+  }
+  return new MemoryClaimStore(retentionMs, { refuse });
+}
+
+const LEDGER_LOST_LINE =
+  'payment confirmations: SUSPENDED — the claims store was emptied or replaced while the gateway ran; nothing is confirmed until an operator runs `npm run claims:acknowledge` (see docs/payments.md)';
+
+/** Says what the claims ledger and Redis's durability look like: loudly when claims can be lost. */
+function logLedger(logger: Logger, report: LedgerReport): void {
+  const { ledger, durability } = report;
+  // A loss is told by the store's `onLost`, once.
+  if (ledger === 'acknowledged') {
+    logger.warn(
+      { ledger },
+      'payment confirmations: a lost claims ledger was acknowledged; confirming again',
+    );
+  }
+  if (!durability.readable) {
+    logger.warn(
+      { reason: durability.reason },
+      'payment confirmations: Redis refused CONFIG GET, so its persistence cannot be checked; make sure it keeps an append-only file and evicts nothing',
+    );
+    return;
+  }
+  const { appendonly, appendfsync, maxmemoryPolicy, risks } = durability;
+  const fields = { ledger, appendonly, appendfsync, maxmemoryPolicy };
+  if (risks.length > 0) {
+    logger.error(
+      { ...fields, risks },
+      'payment confirmations: this Redis can lose claims (a payment could then confirm a second order); run it with appendonly yes and maxmemory-policy noeviction',
+    );
+  } else {
+    logger.info(
+      fields,
+      'payment confirmations: claims kept in Redis with an append-only file and no eviction',
+    );
+  }
 }
 
 /**
@@ -236,6 +296,13 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
   const observeCache: CacheObserver = ({ kind, outcome }) => {
     metrics.cacheEvents.inc({ kind, outcome });
     if (tracing) trace.getActiveSpan()?.addEvent('cache', { kind, outcome });
+    if (outcome === 'unreadable') {
+      warn(
+        `cache-unreadable:${kind}`,
+        { kind },
+        'cache value did not open (altered, put back, or sealed with another key): not served, replaced by a fresh read',
+      );
+    }
     if (outcome === 'error') {
       if (redis && kind !== 'store') cluster.redisErrors.inc({ component: 'cache' });
       // Throttled: with the store down this would otherwise be one line per request.

@@ -213,6 +213,8 @@ export interface GatewayConfig {
   maxBatchSize: number;
   /** How long `confirmPayment` keeps a payment's claim for its order (days). */
   confirmationRetentionDays: number;
+  /** In production without Redis, claims in memory are accepted (else confirmPayment refuses). */
+  allowMemoryClaims: boolean;
   /** Most distinct upstream records one request may read. */
   maxRecordsPerRequest: number;
   /** One caller's upstream calls in flight in this process, and waiting for a slot. */
@@ -488,6 +490,7 @@ export function loadConfig(env: Env): GatewayConfig {
     kycPage: readSetting(env, 'KYC_PAGE') ?? sandbox,
     maxBatchSize: readSetting(env, 'MAX_BATCH_SIZE'),
     confirmationRetentionDays: readSetting(env, 'CONFIRMATION_RETENTION_DAYS'),
+    allowMemoryClaims: readSetting(env, 'ALLOW_MEMORY_CLAIMS'),
     maxRecordsPerRequest: readSetting(env, 'MAX_RECORDS_PER_REQUEST'),
     callerShare: {
       maxConcurrent: readSetting(env, 'UPSTREAM_MAX_CONCURRENT_PER_CALLER'),

@@ -440,6 +440,10 @@ export const SETTINGS = {
     400,
     "How long `confirmPayment` keeps a payment's claim for its order (in Redis with `CACHE_URL`, else in memory): within it, another order id gets `ALREADY_CONFIRMED_FOR_ANOTHER_ORDER`.",
   ),
+  ALLOW_MEMORY_CLAIMS: bool(
+    false,
+    "In production without `CACHE_URL`, lets `confirmPayment` keep its claims in this process's memory (one replica only, forgotten on restart, so a payment may then confirm a second order); without it, `confirmPayment` confirms nothing there.",
+  ),
   MAX_BATCH_SIZE: int(1, 100, 100, 'Most entries in `transactions(txRefs:)`.'),
   MAX_RECORDS_PER_REQUEST: int(
     1,

@@ -12,9 +12,25 @@
  *
  * A claim that cannot be made or read (Redis down, a value that does not open) confirms nothing:
  * the caller gets an error, never a `confirmed` it cannot stand behind.
+ *
+ * Claims are never silently lost. A Redis restarted without persistence, a failover to an empty
+ * replica or a `FLUSHALL` would forget every claim, and a payment would then confirm a second
+ * order. So the claims carry a marker (the ledger), written with the first claim and checked
+ * atomically with every claim, at start and at every reconnection: each replica remembers the
+ * marker it saw, and one that finds it gone or replaced marks the ledger lost, for every replica
+ * (those started since included). From then on `confirmPayment` confirms nothing — an error that
+ * says why — until an operator acknowledges it (`npm run claims:acknowledge`). Claims kept in
+ * this process's memory are refused the same way in production, unless `ALLOW_MEMORY_CLAIMS`.
  */
+
+import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors.ts';
-import { hashedKeyPart, luaScript, type RedisConnection } from '../redis/connection.ts';
+import {
+  hashedKeyPart,
+  type LuaScript,
+  luaScript,
+  type RedisConnection,
+} from '../redis/connection.ts';
 
 /** Seals values at rest and opens them, bound to their place (the cache's AES-256-GCM). */
 export interface ValueSeal {
@@ -48,6 +64,25 @@ function unavailable(): GatewayError {
   );
 }
 
+/**
+ * The claims cannot be trusted to be all there: nothing is confirmed until an operator has
+ * looked. `extensions.reason` tells a client's code which case this is.
+ */
+export class ClaimsUnverifiedError extends GatewayError {
+  constructor(why: string) {
+    super(
+      'UPSTREAM_UNAVAILABLE',
+      `Payment confirmations are suspended: ${why}. Nothing was confirmed, so no payment can confirm a second order; an operator must check and acknowledge it. Retry later.`,
+      { reason: 'CLAIMS_UNVERIFIED' },
+    );
+  }
+}
+
+const LEDGER_LOST =
+  'the store of earlier confirmations was emptied or replaced while the gateway ran (a Redis restarted without persistence, a failover, or a flush)';
+const MEMORY_IN_PRODUCTION =
+  "claims would be kept only in this process's memory (no CACHE_URL), forgotten on restart";
+
 /** A stored claim does not open: nothing is confirmed, and the operators must look. */
 function unreadable(): GatewayError {
   return new GatewayError(
@@ -66,14 +101,21 @@ export class MemoryClaimStore implements ClaimStore {
   readonly #retentionMs: number;
   readonly #maxEntries: number;
   readonly #now: () => number;
+  readonly #refuse: boolean;
 
-  constructor(retentionMs: number, maxEntries = 1_000_000, now: () => number = Date.now) {
+  /** `refuse`: confirm nothing (production, where memory is no place for claims unless allowed). */
+  constructor(
+    retentionMs: number,
+    options: { maxEntries?: number; now?: () => number; refuse?: boolean } = {},
+  ) {
     this.#retentionMs = retentionMs;
-    this.#maxEntries = maxEntries;
-    this.#now = now;
+    this.#maxEntries = options.maxEntries ?? 1_000_000;
+    this.#now = options.now ?? Date.now;
+    this.#refuse = options.refuse ?? false;
   }
 
   #holder(txRef: string): string | undefined {
+    if (this.#refuse) throw new ClaimsUnverifiedError(MEMORY_IN_PRODUCTION);
     const now = this.#now();
     for (const [key, claim] of this.#claims) {
       if (claim.until > now) break;
@@ -101,27 +143,120 @@ export class MemoryClaimStore implements ClaimStore {
 }
 
 /**
- * The claim, atomically: the value held when there is one, else the new value is set (with its
- * retention) and nil returned. Two scripts never interleave, on one Redis.
+ * The ledger's check, the head of every claims script. KEYS[1]: the marker. ARGV[1]: the marker
+ * this replica saw ('' for none yet), ARGV[2]: a new marker (`e:<random>`), ARGV[3]: the lost
+ * marker (`lost:<when>`). A replica that saw none adopts what it finds (creating the marker when
+ * there is none); one that saw a marker and finds it gone or replaced marks the ledger lost; an
+ * acknowledged marker (`a:…`, written by `npm run claims:acknowledge`) is adopted by everyone.
+ * Leaves `marker`: the marker now, `lost:…` when the claims cannot be trusted.
  */
-const CLAIM = luaScript(`local held = redis.call('GET', KEYS[1])
-if held then return held end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return false`);
+const LEDGER = `local marker = redis.call('GET', KEYS[1])
+if not marker then
+  if ARGV[1] == '' then marker = ARGV[2] else marker = ARGV[3] end
+  redis.call('SET', KEYS[1], marker)
+elseif string.sub(marker, 1, 5) ~= 'lost:' and ARGV[1] ~= '' and marker ~= ARGV[1]
+  and string.sub(marker, 1, 2) ~= 'a:' then
+  marker = ARGV[3]
+  redis.call('SET', KEYS[1], marker)
+end
+`;
+
+/** The ledger alone (at start and at every reconnection): `{ marker }`. */
+const CHECK_LEDGER = luaScript(`${LEDGER}return {marker}`);
+
+/**
+ * The claim, atomically with the ledger's check: `{ marker, held }`, where `held` is the value
+ * held when there is one; else the new value (ARGV[4]) is set with its retention (ARGV[5]) and
+ * `held` is absent. Nothing is claimed in a lost ledger. Two scripts never interleave, on one Redis.
+ */
+const CLAIM = luaScript(`${LEDGER}if string.sub(marker, 1, 5) == 'lost:' then return {marker} end
+local held = redis.call('GET', KEYS[2])
+if held then return {marker, held} end
+redis.call('SET', KEYS[2], ARGV[4], 'PX', ARGV[5])
+return {marker}`);
+
+/** The claim held, read with the ledger's check: `{ marker, held }`. */
+const READ_CLAIM = luaScript(`${LEDGER}local held = redis.call('GET', KEYS[2])
+if held then return {marker, held} end
+return {marker}`);
 
 /** The form of the claims' keys and values; another form is another key. */
 const CLAIM_FORMAT = 'v1';
+
+/** What a replica finds of the ledger and of Redis's durability, for the logs. */
+export interface LedgerReport {
+  /** `new`: no marker was there (first start, or a store emptied before this start). */
+  ledger: 'new' | 'kept' | 'lost' | 'acknowledged';
+  /** What `CONFIG GET` says, or why it could not be read. */
+  durability: Durability;
+}
+
+/** Redis's durability as far as `CONFIG GET` tells it. */
+export type Durability =
+  | { readable: false; reason: string }
+  | {
+      readable: true;
+      appendonly: string;
+      appendfsync: string;
+      maxmemoryPolicy: string;
+      /** What in it can lose claims; empty when nothing. */
+      risks: string[];
+    };
+
+/**
+ * Reads `appendonly`, `appendfsync` and `maxmemory-policy`. Claims need the append-only file
+ * (snapshots alone lose what came after the last one) and no eviction (claims carry a TTL, so
+ * a `volatile-*` policy evicts them first). Managed Redis often refuses `CONFIG`: then it says so.
+ */
+export async function readDurability(connection: RedisConnection): Promise<Durability> {
+  let reply: Record<string, string>;
+  try {
+    reply = await connection.run((client) =>
+      client.configGet(['appendonly', 'appendfsync', 'maxmemory-policy']),
+    );
+  } catch (error) {
+    const reason = error instanceof Error ? error.message.slice(0, 120) : 'unknown';
+    return { readable: false, reason };
+  }
+  const appendonly = reply.appendonly ?? 'unknown';
+  const appendfsync = reply.appendfsync ?? 'unknown';
+  const maxmemoryPolicy = reply['maxmemory-policy'] ?? 'unknown';
+  const risks: string[] = [];
+  if (appendonly !== 'yes') risks.push('appendonly is not yes: a restart loses claims');
+  else if (appendfsync === 'no') risks.push('appendfsync no: a crash may lose recent claims');
+  if (maxmemoryPolicy !== 'noeviction') {
+    risks.push(`maxmemory-policy ${maxmemoryPolicy}: claims may be evicted under memory pressure`);
+  }
+  return { readable: true, appendonly, appendfsync, maxmemoryPolicy, risks };
+}
+
+/** The ledger scripts' first arguments: the marker seen, a new one, the lost one. */
+function ledgerArgs(seen: string): [string, string, string] {
+  return [seen, `e:${randomUUID()}`, `lost:${new Date().toISOString()}`];
+}
 
 /** Claims in Redis (`CACHE_URL`), shared by every replica. */
 export class RedisClaimStore implements ClaimStore {
   readonly #connection: RedisConnection;
   readonly #retentionMs: number;
   readonly #seal: ValueSeal | undefined;
+  readonly #onLost: () => void;
+  /** The ledger marker this replica saw; '' until it has seen one. */
+  #seen = '';
+  /** Whether the last script found the ledger lost (to tell `onLost` once per loss). */
+  #lost = false;
 
-  constructor(connection: RedisConnection, retentionMs: number, seal?: ValueSeal) {
+  /** `onLost`: told once each time this replica finds the ledger lost (for a loud log line). */
+  constructor(
+    connection: RedisConnection,
+    retentionMs: number,
+    seal?: ValueSeal,
+    onLost: () => void = () => {},
+  ) {
     this.#connection = connection;
     this.#retentionMs = retentionMs;
     this.#seal = seal;
+    this.#onLost = onLost;
   }
 
   /** `<prefix>:confirm:v1:<hash of the txRef>`: no reference in clear. */
@@ -129,22 +264,70 @@ export class RedisClaimStore implements ClaimStore {
     return this.#connection.key('confirm', CLAIM_FORMAT, hashedKeyPart(txRef));
   }
 
+  /** `<prefix>:confirm:v1:ledger`: the marker that tells whether the claims are all there. */
+  ledgerKey(): string {
+    return ledgerKey(this.#connection);
+  }
+
   async claim(txRef: string, orderId: string): Promise<boolean> {
     const key = this.key(txRef);
     const claim: Claim = { orderId, confirmedAt: Date.now() };
     const text = JSON.stringify(claim);
     const value = this.#seal ? this.#seal.seal(key, text) : text;
-    const held = await this.#redis(() =>
-      this.#connection.script(CLAIM, [key], [value, String(this.#retentionMs)]),
-    );
-    if (held === null || held === undefined) return true;
+    const held = await this.#ledgered(CLAIM, key, [value, String(this.#retentionMs)]);
+    if (held === undefined) return true;
     return this.#open(key, held).orderId === orderId;
   }
 
   async heldByAnother(txRef: string, orderId: string): Promise<boolean> {
     const key = this.key(txRef);
-    const held = await this.#redis(() => this.#connection.run((client) => client.get(key)));
-    return held !== null && this.#open(key, held).orderId !== orderId;
+    const held = await this.#ledgered(READ_CLAIM, key, []);
+    return held !== undefined && this.#open(key, held).orderId !== orderId;
+  }
+
+  /**
+   * Checks the ledger (at start and at every reconnection) and reads what Redis says of its
+   * durability. Throws when Redis does not answer.
+   */
+  async inspect(): Promise<LedgerReport> {
+    const before = this.#seen;
+    const args = ledgerArgs(before);
+    const marker = this.#adopt(
+      await this.#connection.script(CHECK_LEDGER, [this.ledgerKey()], args),
+    );
+    const ledger = marker.startsWith('lost:')
+      ? 'lost'
+      : marker === args[1]
+        ? 'new'
+        : before !== '' && marker !== before
+          ? 'acknowledged'
+          : 'kept';
+    return { ledger, durability: await readDurability(this.#connection) };
+  }
+
+  /** Remembers the marker a script left (and tells of a loss found); returns it. */
+  #adopt(reply: unknown): string {
+    const marker = Array.isArray(reply) && typeof reply[0] === 'string' ? reply[0] : '';
+    const lost = marker === '' || marker.startsWith('lost:');
+    if (lost && !this.#lost) this.#onLost();
+    this.#lost = lost;
+    if (!lost) this.#seen = marker;
+    return marker;
+  }
+
+  /** Runs a claims script with the ledger's check; the claim held, or throws when it is lost. */
+  async #ledgered(script: LuaScript, key: string, args: string[]): Promise<string | undefined> {
+    const reply = await this.#redis(() =>
+      this.#connection.script(
+        script,
+        [this.ledgerKey(), key],
+        [...ledgerArgs(this.#seen), ...args],
+      ),
+    );
+    this.#adopt(reply);
+    if (this.#lost) throw new ClaimsUnverifiedError(LEDGER_LOST);
+    const held = (reply as unknown[])[1];
+    return held === undefined || held === null ? undefined : String(held);
   }
 
   async #redis<T>(operation: () => Promise<T>): Promise<T> {
@@ -167,4 +350,22 @@ export class RedisClaimStore implements ClaimStore {
       throw unreadable();
     }
   }
+}
+
+/** The ledger's key, for the store and for `npm run claims:acknowledge`. */
+export function ledgerKey(connection: RedisConnection): string {
+  return connection.key('confirm', CLAIM_FORMAT, 'ledger');
+}
+
+/** Acknowledges a lost ledger: every replica adopts the new marker and confirms again. */
+export async function acknowledgeLedger(connection: RedisConnection): Promise<string> {
+  const marker = `a:${randomUUID()}:${new Date().toISOString()}`;
+  await connection.run((client) => client.set(ledgerKey(connection), marker));
+  return marker;
+}
+
+/** The ledger's marker as it stands (none: `undefined`), for `npm run claims:acknowledge`. */
+export async function readLedger(connection: RedisConnection): Promise<string | undefined> {
+  const marker = await connection.run((client) => client.get(ledgerKey(connection)));
+  return marker ?? undefined;
 }

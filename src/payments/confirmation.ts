@@ -103,8 +103,12 @@ export function compareWithOrder(record: UpstreamTransaction, order: Order): Pay
 
 type Confirmation = ResolversTypes['PaymentConfirmation'];
 
-/** The outcome counted: `confirmed`, or the first problem. */
-export type ConfirmationOutcome = 'confirmed' | PaymentProblem;
+/**
+ * The outcome counted: `confirmed`, the first problem, or `refused` when the claims could not be
+ * made or trusted (their store down, a claim that does not open, a ledger found lost, claims in
+ * memory in production) and the answer was an error.
+ */
+export type ConfirmationOutcome = 'confirmed' | PaymentProblem | 'refused';
 
 /** Compares, claims and counts; one per process. */
 export class PaymentConfirmations {
@@ -131,10 +135,16 @@ export class PaymentConfirmations {
       // Claimed without regard to case: were the payment service to read `NT-abc` as `NT-ABC`,
       // the other spelling must not confirm a second order.
       const claimed = txRef.toUpperCase();
-      const ours =
-        problems.length === 0
-          ? await this.#claims.claim(claimed, order.id)
-          : !(await this.#claims.heldByAnother(claimed, order.id));
+      let ours: boolean;
+      try {
+        ours =
+          problems.length === 0
+            ? await this.#claims.claim(claimed, order.id)
+            : !(await this.#claims.heldByAnother(claimed, order.id));
+      } catch (error) {
+        this.#count('refused');
+        throw error;
+      }
       if (!ours) problems.push('ALREADY_CONFIRMED_FOR_ANOTHER_ORDER');
     }
     this.#count(problems[0] ?? 'confirmed');

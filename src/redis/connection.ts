@@ -86,6 +86,14 @@ export class RedisConnection {
     this.#observer.state(up);
   }
 
+  /**
+   * Runs `listener` each time the command connection becomes ready: the first connection and
+   * every reconnection (what was in Redis may have changed meanwhile).
+   */
+  onReady(listener: () => void): void {
+    this.client.on('ready', listener);
+  }
+
   /** Reports a failed operation of `component` (metrics, throttled log line). */
   failed(component: string): void {
     if (!this.#closed) this.#observer.error(component);

@@ -31,6 +31,7 @@ const skip = skipRedisTests('redis-confirmations');
 const KEY = Buffer.alloc(32, 7).toString('base64');
 const OTHER_KEY = Buffer.alloc(32, 9).toString('base64');
 const ROUNDS = 5;
+const LEDGER = 'gw:confirm:v1:ledger';
 const CONCURRENT = 50;
 
 let dir: string;
@@ -110,7 +111,7 @@ const claimKey = (txRef: string) => `gw:confirm:v1:${hashedKeyPart(txRef)}`;
 
 /** The claim keys (the only keys under `gw:confirm:`). */
 async function claimKeys(): Promise<string[]> {
-  return (await keys()).filter((key) => key.startsWith('gw:confirm:v1:'));
+  return (await keys()).filter((key) => key.startsWith('gw:confirm:v1:') && key !== LEDGER);
 }
 
 describe.skipIf(skip)('confirmPayment claims over two processes and one Redis', () => {
@@ -157,6 +158,9 @@ describe.skipIf(skip)('confirmPayment claims over two processes and one Redis', 
     const all = await keys();
     const claims = await claimKeys();
     expect(claims).toHaveLength(ROUNDS);
+    // Beside them the ledger, which tells the replicas that no claim was lost: kept for good.
+    expect(String(await redis.command(['GET', LEDGER]))).toMatch(/^e:[0-9a-f-]{36}$/);
+    expect(Number(await redis.command(['PTTL', LEDGER]))).toBe(-1);
     for (const { txRef, orderId } of winners) {
       expect(all.join('\n')).not.toContain(orderId);
       // The record cache names the reference (as before); the claim keys never do.

@@ -169,3 +169,52 @@ describe('production accepts', () => {
     expect(await gateway.stop()).toBe(0);
   });
 });
+
+describe("production keeps no payment claim in one process's memory unless told to", () => {
+  let payment: Fixture;
+  beforeAll(async () => {
+    payment = await startFixture((request) => ({
+      body: transactionBody({ paymentRef: request.path.split('/').pop(), amount: '1000.50' }),
+    }));
+  });
+  afterAll(() => payment?.close());
+
+  const CONFIRM = (order: string) =>
+    `mutation { confirmPayment(txRef: "NT-MEMCLAIM1", order: { id: "${order}", amount: "1000.50", currency: "NGN" }) { confirmed problems } }`;
+
+  it('without CACHE_URL, confirmPayment confirms nothing and says why; the start says so', async () => {
+    const gateway = await spawnGateway(
+      { paymentUrl: payment.url, kycUrl: 'http://localhost:9' },
+      { NODE_ENV: 'production', LOG_LEVEL: 'info' },
+    );
+    const token = await testToken('merchant-backend', 'transactions:read');
+    for (const order of ['order-1', 'order-2']) {
+      const { body } = await query(gateway, CONFIRM(order), token);
+      expect(body.data).toBeNull();
+      const [error] = body.errors as Array<{ message: string; extensions: object }>;
+      expect(error?.extensions).toMatchObject({
+        code: 'UPSTREAM_UNAVAILABLE',
+        reason: 'CLAIMS_UNVERIFIED',
+      });
+      expect(error?.message).toMatch(/only in this process's memory/);
+    }
+    expect(gateway.output()).toContain('payment confirmations: refused');
+    expect(await gateway.stop()).toBe(0);
+  });
+
+  it('with ALLOW_MEMORY_CLAIMS=true, one payment confirms one order (in this process)', async () => {
+    const gateway = await spawnGateway(
+      { paymentUrl: payment.url, kycUrl: 'http://localhost:9' },
+      { NODE_ENV: 'production', ALLOW_MEMORY_CLAIMS: 'true' },
+    );
+    const token = await testToken('merchant-backend', 'transactions:read');
+    const first = await query(gateway, CONFIRM('order-1'), token);
+    expect(first.body.data?.confirmPayment).toEqual({ confirmed: true, problems: [] });
+    const second = await query(gateway, CONFIRM('order-2'), token);
+    expect(second.body.data?.confirmPayment).toEqual({
+      confirmed: false,
+      problems: ['ALREADY_CONFIRMED_FOR_ANOTHER_ORDER'],
+    });
+    expect(await gateway.stop()).toBe(0);
+  });
+});

@@ -5,12 +5,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
-import { MemoryClaimStore } from '../../src/payments/claims.ts';
+import { ClaimsUnverifiedError, MemoryClaimStore } from '../../src/payments/claims.ts';
 
 describe('MemoryClaimStore', () => {
   it('holds a payment for its first order until the retention is over', async () => {
     let now = 1_000_000;
-    const claims = new MemoryClaimStore(60_000, 100, () => now);
+    const claims = new MemoryClaimStore(60_000, { maxEntries: 100, now: () => now });
     expect(await claims.claim('NT-A1', 'order-1')).toBe(true);
     expect(await claims.claim('NT-A1', 'order-1')).toBe(true);
     expect(await claims.claim('NT-A1', 'order-2')).toBe(false);
@@ -25,7 +25,7 @@ describe('MemoryClaimStore', () => {
   });
 
   it('drops the oldest claims past its bound', async () => {
-    const claims = new MemoryClaimStore(60_000, 3);
+    const claims = new MemoryClaimStore(60_000, { maxEntries: 3 });
     for (const ref of ['NT-1', 'NT-2', 'NT-3', 'NT-4']) {
       expect(await claims.claim(ref, `order-${ref}`)).toBe(true);
     }
@@ -51,6 +51,23 @@ describe('CONFIRMATION_RETENTION_DAYS', () => {
       loadConfig({ ...base, CONFIRMATION_RETENTION_DAYS: value });
     } catch (error) {
       expect((error as ConfigError).variable).toBe('CONFIRMATION_RETENTION_DAYS');
+    }
+  });
+});
+
+describe("MemoryClaimStore in production (claims in one process's memory refused)", () => {
+  it('confirms nothing: every claim and read throws CLAIMS_UNVERIFIED', async () => {
+    const claims = new MemoryClaimStore(60_000, { refuse: true });
+    for (const attempt of [
+      () => claims.claim('NT-A1', 'order-1'),
+      () => claims.heldByAnother('NT-A1', 'order-1'),
+    ]) {
+      const error = await attempt().catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(ClaimsUnverifiedError);
+      expect((error as ClaimsUnverifiedError).extensions).toMatchObject({
+        code: 'UPSTREAM_UNAVAILABLE',
+        reason: 'CLAIMS_UNVERIFIED',
+      });
     }
   });
 });

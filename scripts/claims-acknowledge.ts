@@ -1,0 +1,79 @@
+/**
+ * `npm run claims:acknowledge`: an operator's word that `confirmPayment` may confirm again after
+ * the gateway found its claims ledger lost (the Redis of `CACHE_URL` was emptied or replaced
+ * while it ran). Reads the same settings as the gateway (`CACHE_URL`, `CACHE_KEY_PREFIX`, the
+ * cache timeouts). Without `--yes` it only says what it finds; with `--yes` it writes a new,
+ * acknowledged marker, which every replica adopts at its next confirmation. What to check first
+ * is in docs/payments.md: the claims that were lost are not brought back by this.
+ */
+import { acknowledgeLedger, readDurability, readLedger } from '../src/payments/claims.ts';
+import { RedisConnection } from '../src/redis/connection.ts';
+import { readSetting } from '../src/settings.ts';
+
+/** What the marker says, in words. */
+function describe(marker: string | undefined): string {
+  if (marker === undefined) return 'no ledger marker (no claim made yet, or the store was emptied)';
+  if (marker.startsWith('lost:')) return `LOST since ${marker.slice(5)}: confirmations suspended`;
+  if (marker.startsWith('a:')) return `acknowledged at ${marker.split(':').slice(2).join(':')}`;
+  return 'kept (no loss seen)';
+}
+
+async function main(argv: string[]): Promise<number> {
+  const env = process.env;
+  const url = readSetting(env, 'CACHE_URL');
+  if (url === undefined) {
+    console.error(
+      'CACHE_URL is not set: claims are in each process’s memory; nothing to acknowledge.',
+    );
+    return 2;
+  }
+  const connection = new RedisConnection(
+    {
+      url,
+      keyPrefix: readSetting(env, 'CACHE_KEY_PREFIX'),
+      connectTimeoutMs: readSetting(env, 'CACHE_CONNECT_TIMEOUT_MS'),
+      commandTimeoutMs: readSetting(env, 'CACHE_COMMAND_TIMEOUT_MS'),
+    },
+    { state: () => {}, error: () => {} },
+  );
+  try {
+    if (!(await connection.connected(readSetting(env, 'CACHE_CONNECT_TIMEOUT_MS')))) {
+      console.error('Redis did not answer (CACHE_URL): nothing done.');
+      return 1;
+    }
+    const marker = await readLedger(connection);
+    console.log(`claims ledger: ${describe(marker)}`);
+    const durability = await readDurability(connection);
+    if (!durability.readable) console.log(`durability: not readable (${durability.reason})`);
+    else {
+      const { appendonly, appendfsync, maxmemoryPolicy, risks } = durability;
+      console.log(
+        `durability: appendonly ${appendonly}, appendfsync ${appendfsync}, maxmemory-policy ${maxmemoryPolicy}`,
+      );
+      for (const risk of risks) console.log(`  risk: ${risk}`);
+    }
+    if (!argv.includes('--yes')) {
+      console.log(
+        'Nothing written. After checking what docs/payments.md lists, run again with --yes to let confirmPayment confirm again.',
+      );
+      return 0;
+    }
+    await acknowledgeLedger(connection);
+    console.log('acknowledged: every replica confirms again from its next confirmation.');
+    return 0;
+  } finally {
+    await connection.close();
+  }
+}
+
+if (import.meta.main) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      console.error(error instanceof Error ? error.message : String(error));
+      process.exitCode = 1;
+    },
+  );
+}
