@@ -578,6 +578,18 @@ export const SETTINGS = {
     10_000,
     'Sockets the process holds at once; further connections are closed at once.',
   ),
+  STREAM_MAX_BUFFERED_BYTES: int(
+    65_536,
+    1_073_741_824,
+    4_194_304,
+    'Bytes that may wait to be written to one stream (graphql-sse, multipart, WebSocket); past it the stream is ended (WebSocket close 1008, SSE or multipart answer ended, graphql-sse reservation dropped).',
+  ),
+  STREAM_WRITE_TIMEOUT_MS: int(
+    100,
+    600_000,
+    30_000,
+    'Time what waits to be written to a stream may go without any of it being written; past it the stream is ended as for `STREAM_MAX_BUFFERED_BYTES`.',
+  ),
   LIMIT_DEPTH: int(1, 1000, 12, 'Deepest selection, checked before execution.'),
   LIMIT_ALIASES: int(0, 10_000, 30, 'Most aliases in one document.'),
   LIMIT_DIRECTIVES: int(0, 10_000, 50, 'Most directives in one document.'),

@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GraphQLError } from 'graphql';
 import { acceptRanges, negotiate } from '../http/answer.ts';
 import type { RequestSummary } from '../observability/plugin.ts';
-import { clientGone, readParams, writeResult } from './io.ts';
+import { clientGone, readParams, type StreamDeps, writeResult } from './io.ts';
 import { writeJson } from './json.ts';
 import { writeMultipart } from './multipart.ts';
 import {
@@ -37,7 +37,7 @@ export interface HttpRequest {
 }
 
 /** Builds the GraphQL-over-HTTP adapter (GET, POST; JSON, SSE, multipart answers). */
-export function createHttpTransport(entry: OperationEntry) {
+export function createHttpTransport(entry: OperationEntry, streams: StreamDeps) {
   return async ({ req, res, admitted, summary }: HttpRequest): Promise<void> => {
     const accept = req.headers.accept ?? '';
     const jsonType = negotiate(req.headers.accept);
@@ -59,10 +59,10 @@ export function createHttpTransport(entry: OperationEntry) {
       parts: streaming !== undefined,
     });
     if (outcome.kind === 'stream' && streaming === 'multipart') {
-      return writeMultipart(res, outcome.stream, accept);
+      return writeMultipart(res, outcome.stream, accept, streams);
     }
     if (streaming === 'sse' && (outcome.kind === 'stream' || jsonType === undefined)) {
-      return writeEventStream(res, outcome);
+      return writeEventStream(res, outcome, streams);
     }
     if (jsonType === undefined && streaming === undefined) {
       if (outcome.kind === 'stream') void outcome.stream.return();
