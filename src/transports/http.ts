@@ -49,10 +49,14 @@ export function createHttpTransport(entry: OperationEntry, streams: StreamDeps) 
       writeResult(res, { errors: [error as GraphQLError] }, jsonType ?? 'application/json');
       return;
     }
+    // A GET runs queries only, but for graphql-sse's distinct connections (an event stream and
+    // nothing else accepted), which subscribe and mutate over GET too: routers such as Hive
+    // Gateway subscribe to a subgraph that way.
+    const eventStreamOnly = streaming === 'sse' && jsonType === undefined;
     const outcome = await entry.operate({
       admitted,
       params,
-      method: req.method === 'GET' ? 'GET' : 'POST',
+      method: req.method === 'GET' && !eventStreamOnly ? 'GET' : 'POST',
       req,
       summary,
       signal: clientGone(res),

@@ -77,7 +77,7 @@ export type OperationOutcome =
 export interface OperationInput {
   admitted: Admitted;
   params: OperationParams;
-  /** `GET` runs queries only (GraphQL over HTTP). */
+  /** `GET` runs queries only (GraphQL over HTTP); a transport that allows more says `POST`. */
   method: 'GET' | 'POST';
   req: IncomingMessage;
   summary: RequestSummary;
