@@ -13,6 +13,7 @@ import type { Span } from '@opentelemetry/api';
 import { type Authenticator, NO_ACCESS } from './auth.ts';
 import type { GatewayError } from './errors.ts';
 import { createCors } from './http/cors.ts';
+import { boundIdleSockets } from './http/idle-sockets.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
 import type { Logger } from './observability/logger.ts';
 import type { GatewayMetrics } from './observability/metrics.ts';
@@ -48,6 +49,7 @@ export interface GatewayDeps extends PipelineDeps {
   connections?: {
     maxPerCaller: number;
     maxSockets: number;
+    maxIdleSocketsPerAddress?: number;
     streamMaxBufferedBytes?: number;
     streamWriteTimeoutMs?: number;
   };
@@ -328,6 +330,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         handle,
       );
       server.maxConnections = limits.maxSockets;
+      boundIdleSockets(server, limits.maxIdleSocketsPerAddress ?? 100);
       closeSockets.add(
         attachWebSocket(server, {
           path: '/graphql',

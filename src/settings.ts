@@ -578,6 +578,12 @@ export const SETTINGS = {
     10_000,
     'Sockets the process holds at once; further connections are closed at once.',
   ),
+  MAX_IDLE_SOCKETS_PER_ADDRESS: int(
+    0,
+    1_000_000,
+    100,
+    "Idle sockets (no request being served) one remote address may hold; past it, that address's oldest sockets idle for a second are closed. Behind a load balancer every connection is the balancer's: at least its pool size, or `0` (off).",
+  ),
   STREAM_MAX_BUFFERED_BYTES: int(
     65_536,
     1_073_741_824,
