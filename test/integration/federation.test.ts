@@ -158,6 +158,44 @@ describe('composed with an orders subgraph, served by Hive Gateway', () => {
     });
   });
 
+  it('delivers @defer in parts with deferStream: true (and refuses it without)', async () => {
+    const query = '{ transaction(txRef: "NT-SUCCESS001") { status ... @defer { order { id } } } }';
+    const ask = (url: string) =>
+      fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'multipart/mixed',
+          authorization: `Bearer ${setup.token}`,
+        },
+        body: JSON.stringify({ query }),
+      });
+    const withoutParts = await ask(hiveUrl);
+    expect(await withoutParts.text()).toMatch(/defer/i);
+    const deferring = createGatewayRuntime({
+      supergraph: supergraphSdl,
+      logging: false,
+      deferStream: true,
+      propagateHeaders: {
+        fromClientToSubgraphs: ({ request }) => ({
+          authorization: request.headers.get('authorization'),
+        }),
+      },
+    });
+    const { url, server } = await listen(createServer(deferring));
+    try {
+      const response = await ask(url);
+      expect(response.headers.get('content-type')).toMatch(/^multipart\/mixed/);
+      const body = await response.text();
+      expect(body).toContain('"transaction":{"status":"SUCCESSFUL"}');
+      expect(body).toContain('"order":{"id":"ORD-1"}');
+    } finally {
+      server.closeAllConnections();
+      server.close();
+      await deferring.dispose();
+    }
+  });
+
   it('relays a transactionStatus subscription, which its default executor asks of the gateway over GET (graphql-sse)', async () => {
     const txRef = `NT-PENDING${Date.now()}HIVE`;
     const controller = new AbortController();
