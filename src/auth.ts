@@ -5,6 +5,7 @@
  * `AUTH_JWKS_URL`. The algorithm list is pinned per key, so `alg: none` and algorithm confusion
  * (an HS256 token keyed with a public key) are refused.
  */
+import { createHash } from 'node:crypto';
 import {
   createRemoteJWKSet,
   decodeProtectedHeader,
@@ -33,7 +34,11 @@ export interface Viewer {
   txRefs: ReadonlySet<string>;
   /** When the token expires (epoch ms); absent when checking is off. */
   expiresAt?: number;
-  /** The token's `jti`, when it has one (the caller's key for a token without `sub`). */
+  /**
+   * The token's own identity, the caller's key when it has no `sub`: `jti:<jti>`, else
+   * `signed:<hash of its signed part>` (header and claims exactly as signed). Never the text of a
+   * header: `Bearer  <token>` or a respelled signature is the same token, the same caller.
+   */
   tokenId?: string;
 }
 
@@ -45,6 +50,8 @@ export const UNCHECKED_VIEWER: Viewer = {
   subject: undefined,
   scopes: new Set(ALL_SCOPES),
   txRefs: new Set(),
+  // Nothing is verified: every request is the same caller, whatever its header says.
+  tokenId: 'unchecked',
 };
 
 /** Throws FORBIDDEN unless the viewer may read any transaction (`verifyTransaction`). */
@@ -131,6 +138,17 @@ function txRefsOf(payload: JWTPayload): Set<string> {
   return txRefs;
 }
 
+/**
+ * The identity of a verified token without `jti`: a hash of its signed part (`header.claims`, the
+ * bytes the signature covers). Not the signature: one signed part has several signatures that
+ * verify (base64url's spare bits, ECDSA's `s` and `n - s`), and anyone holding the token can make
+ * them; a different signed part needs the key.
+ */
+function signedIdentity(token: string): string {
+  const signed = token.slice(0, token.lastIndexOf('.'));
+  return `signed:${createHash('sha256').update(signed).digest('base64url').slice(0, 32)}`;
+}
+
 /** A verified token, remembered until `until` (ms since the epoch). */
 export interface VerifiedToken {
   viewer: Viewer;
@@ -213,9 +231,10 @@ export function createAuthenticator(
         scopes: scopesOf(payload),
         txRefs: txRefsOf(payload),
         expiresAt: expires,
-        ...(typeof payload.jti === 'string' &&
-          payload.jti.length > 0 &&
-          payload.jti.length <= 128 && { tokenId: `jti:${payload.jti}` }),
+        tokenId:
+          typeof payload.jti === 'string' && payload.jti.length > 0 && payload.jti.length <= 128
+            ? `jti:${payload.jti}`
+            : signedIdentity(token),
       };
       verified.set(token, { viewer, until: Math.min(expires, Date.now() + REMEMBER_MS) });
       return viewer;

@@ -194,6 +194,12 @@ export interface GatewayConfig {
     maxPerCaller: number;
     /** Sockets the process holds at once. */
     maxSockets: number;
+    /** Idle sockets one remote address may hold (0: no bound). */
+    maxIdleSocketsPerAddress: number;
+    /** Bytes that may wait to be written to one stream. */
+    streamMaxBufferedBytes: number;
+    /** Time frames may wait with none of them written before the stream is ended (ms). */
+    streamWriteTimeoutMs: number;
   };
   limits: LimitsConfig;
   /** Per-caller rates: end users' tokens (no scope) and service tokens (with scopes). */
@@ -459,6 +465,9 @@ export function loadConfig(env: Env): GatewayConfig {
     connections: {
       maxPerCaller: readSetting(env, 'CONNECTIONS_MAX_PER_CALLER'),
       maxSockets: readSetting(env, 'MAX_CONNECTIONS'),
+      maxIdleSocketsPerAddress: readSetting(env, 'MAX_IDLE_SOCKETS_PER_ADDRESS'),
+      streamMaxBufferedBytes: readSetting(env, 'STREAM_MAX_BUFFERED_BYTES'),
+      streamWriteTimeoutMs: readSetting(env, 'STREAM_WRITE_TIMEOUT_MS'),
     },
     limits: {
       depth: readSetting(env, 'LIMIT_DEPTH'),

@@ -13,15 +13,18 @@ import type { Span } from '@opentelemetry/api';
 import { type Authenticator, NO_ACCESS } from './auth.ts';
 import type { GatewayError } from './errors.ts';
 import { createCors } from './http/cors.ts';
+import { boundIdleSockets } from './http/idle-sockets.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
 import type { Logger } from './observability/logger.ts';
 import type { GatewayMetrics } from './observability/metrics.ts';
 import type { RequestSummary } from './observability/plugin.ts';
 import { withRequestId } from './observability/request-context.ts';
+import { throttledWarn } from './observability/throttled-log.ts';
 import { endRequestSpan, traceRequest } from './observability/tracing.ts';
 import { createPipeline, type PipelineDeps, PRIVATE_ANSWER_HEADERS } from './pipeline.ts';
 import { ConnectionSlots } from './transports/connections.ts';
 import { createHttpTransport } from './transports/http.ts';
+import type { StreamDeps } from './transports/io.ts';
 import { type Admitted, createOperationEntry } from './transports/operation.ts';
 import { createSseTransport, isSingleConnection } from './transports/sse.ts';
 import { attachWebSocket } from './transports/websocket.ts';
@@ -43,7 +46,13 @@ export interface GatewayDeps extends PipelineDeps {
   corsAllowedHeaders?: string[];
   rateLimiter: RateLimiter;
   /** Long-lived connections: per caller (WebSockets + graphql-sse reservations) and per process. */
-  connections?: { maxPerCaller: number; maxSockets: number };
+  connections?: {
+    maxPerCaller: number;
+    maxSockets: number;
+    maxIdleSocketsPerAddress?: number;
+    streamMaxBufferedBytes?: number;
+    streamWriteTimeoutMs?: number;
+  };
   /** `POST /webhooks/*` (src/webhooks/), when `WEBHOOK_SECRET` is set; absent, those paths 404. */
   webhooks?: WebhookHandler;
   /** Closes upstream pools and the cache. */
@@ -125,33 +134,39 @@ function refuseEarly(req: IncomingMessage, res: ServerResponse, error: GatewayEr
   res.end(body);
 }
 
-/** One log line and the request metrics, when the response has gone out. */
+/**
+ * One log line and the request metrics of an operation that has ended: an HTTP request once
+ * its response has gone out, an operation on a WebSocket once it has completed (`status` is the
+ * HTTP status the same answer would have had).
+ */
 function logRequest(
   { metrics, logger }: Pick<GatewayDeps, 'metrics' | 'logger'>,
   summary: RequestSummary,
-  res: ServerResponse,
+  status: number,
   started: number,
   span: Span | undefined,
+  transport: 'http' | 'websocket',
 ): void {
-  metrics.requestsInFlight.dec();
   const seconds = (performance.now() - started) / 1000;
   const operation = metrics.operationLabel(summary.operation, summary.caller);
-  const outcome = summary.codes.length > 0 || res.statusCode >= 400 ? 'error' : 'ok';
+  const outcome = summary.codes.length > 0 || status >= 400 ? 'error' : 'ok';
   metrics.graphqlRequests.inc({ operation, outcome });
   metrics.observeDuration(summary.operationType, seconds);
   for (const code of summary.codes) metrics.graphqlErrors.inc({ operation, code });
   logger.info(
     {
       requestId: summary.id,
+      transport,
       operation,
-      status: res.statusCode,
+      ...(summary.operationType !== undefined && { operationType: summary.operationType }),
+      status,
       durationMs: Math.round(seconds * 10_000) / 10,
       errorCodes: summary.codes,
       ...(span && { traceId: span.spanContext().traceId, spanId: span.spanContext().spanId }),
     },
     'graphql request',
   );
-  if (span) endRequestSpan(span, summary, res.statusCode);
+  if (span) endRequestSpan(span, summary, status);
 }
 
 /** The other paths: probes, metrics, the KYC page. */
@@ -198,8 +213,19 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const limits = deps.connections ?? { maxPerCaller: 20, maxSockets: 10_000 };
   const slots = new ConnectionSlots(limits.maxPerCaller);
   metrics.connectionSlots = () => slots.total;
-  const sse = createSseTransport({ entry, slots });
-  const http = createHttpTransport(entry);
+  const warn = throttledWarn(logger);
+  const streams: StreamDeps = {
+    limits: {
+      maxBufferedBytes: limits.streamMaxBufferedBytes ?? 4 * 1024 * 1024,
+      writeTimeoutMs: limits.streamWriteTimeoutMs ?? 30_000,
+    },
+    ended: (transport, reason) => {
+      metrics.streamsEnded.inc({ transport, reason });
+      warn(`stream-${reason}`, { transport, reason }, 'stream ended: its client does not read it');
+    },
+  };
+  const sse = createSseTransport({ entry, slots, streams });
+  const http = createHttpTransport(entry, streams);
   const cors = createCors({
     origins: deps.corsOrigins,
     ...(deps.corsAllowedHeaders && { extraHeaders: deps.corsAllowedHeaders }),
@@ -251,7 +277,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
     const summary: RequestSummary = { id, codes: [] };
     const started = performance.now();
     metrics.requestsInFlight.inc();
-    res.once('close', () => logRequest(deps, summary, res, started, span));
+    res.once('close', () => {
+      metrics.requestsInFlight.dec();
+      logRequest(deps, summary, res.statusCode, started, span, 'http');
+    });
     // Upstream calls send the id on, and log lines written meanwhile carry it.
     withRequestId(id, () => admitAndServe(req, res, summary));
   };
@@ -301,13 +330,18 @@ export function createGateway(deps: GatewayDeps): Gateway {
         handle,
       );
       server.maxConnections = limits.maxSockets;
+      boundIdleSockets(server, limits.maxIdleSocketsPerAddress ?? 100);
       closeSockets.add(
         attachWebSocket(server, {
           path: '/graphql',
           maxPayload: deps.hardening.limits.bodyBytes,
           entry,
           slots,
+          streams,
           summary: () => ({ id: randomUUID(), codes: [] }),
+          finished: (summary, started, status) =>
+            logRequest(deps, summary, status, started, undefined, 'websocket'),
+          warn,
         }),
       );
       return server;

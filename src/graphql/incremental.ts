@@ -26,6 +26,7 @@ import {
   type ExecutionResult,
   GraphQLError,
   GraphQLSchema,
+  getDirectiveValues,
   specifiedRules,
   type ValidationRule,
   visit,
@@ -36,6 +37,7 @@ import {
   maskError,
   type Plugin,
 } from 'graphql-yoga';
+import { BadUserInputError } from '../errors.ts';
 import { addErrorCodes, type RequestSummary } from '../observability/plugin.ts';
 import { withContractCodes } from './hardening.ts';
 
@@ -97,6 +99,35 @@ export function usesIncrementalDelivery(document: DocumentNode): boolean {
   return uses;
 }
 
+/**
+ * The refusal of a `@stream` whose `initialCount` (given literally or by a variable) is negative,
+ * before execution; the executor would otherwise fail on it as an unexpected error.
+ */
+function badStreamArguments(
+  document: DocumentNode,
+  variables: Record<string, unknown> | null | undefined,
+): BadUserInputError | undefined {
+  let refusal: BadUserInputError | undefined;
+  visit(document, {
+    Field(node) {
+      if (!node.directives?.some((directive) => directive.name.value === 'stream')) return;
+      let values: Record<string, unknown> | undefined;
+      try {
+        values = getDirectiveValues(GraphQLStreamDirective, node, variables ?? {});
+      } catch {
+        return undefined;
+      }
+      const count = values?.initialCount;
+      if (typeof count === 'number' && count < 0) {
+        refusal = new BadUserInputError('@stream initialCount must be 0 or more.');
+        return BREAK;
+      }
+      return undefined;
+    },
+  });
+  return refusal;
+}
+
 /** One part of an incremental answer, in the format graphql-yoga's executor sends. */
 interface IncrementalPart extends ExecutionResult {
   hasNext?: boolean;
@@ -155,8 +186,13 @@ function publicPart(part: IncrementalPart): IncrementalPart {
  */
 export function useIncrementalDelivery(): Plugin {
   const parts: Plugin<{ parts?: boolean; summary?: RequestSummary }> = {
-    onExecute({ args, executeFn, setExecuteFn }) {
+    onExecute({ args, executeFn, setExecuteFn, setResultAndStopExecution }) {
       if (!usesIncrementalDelivery(args.document)) return;
+      const refusal = badStreamArguments(args.document, args.variableValues);
+      if (refusal) {
+        setResultAndStopExecution({ errors: [refusal] });
+        return;
+      }
       // `parts`: set by the operation entry from the transport (multipart and SSE frame parts).
       const context = args.contextValue as { parts?: boolean; summary?: RequestSummary };
       if (context.parts !== true) {

@@ -149,6 +149,13 @@ export class GatewayMetrics {
     collect: (): void => this.connectionSlotsHeld.set(this.connectionSlots()),
   });
 
+  readonly streamsEnded = new Counter({
+    name: 'gateway_streams_ended_total',
+    help: 'Streams the gateway ended because their client did not read them, by transport (sse, multipart, websocket) and reason (overflow: STREAM_MAX_BUFFERED_BYTES waiting; stalled: nothing written for STREAM_WRITE_TIMEOUT_MS).',
+    labelNames: ['transport', 'reason'] as const,
+    registers: [this.registry],
+  });
+
   readonly webhooks = new Counter({
     name: 'gateway_webhooks_total',
     help: 'Signed notifications received, by source (payment, kyc) and outcome (accepted, replay, unsigned, bad_signature, expired, bad_request, too_large).',

@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GraphQLError } from 'graphql';
 import { acceptRanges, negotiate } from '../http/answer.ts';
 import type { RequestSummary } from '../observability/plugin.ts';
-import { clientGone, readParams, writeResult } from './io.ts';
+import { clientGone, readParams, type StreamDeps, writeResult } from './io.ts';
 import { writeJson } from './json.ts';
 import { writeMultipart } from './multipart.ts';
 import {
@@ -37,7 +37,7 @@ export interface HttpRequest {
 }
 
 /** Builds the GraphQL-over-HTTP adapter (GET, POST; JSON, SSE, multipart answers). */
-export function createHttpTransport(entry: OperationEntry) {
+export function createHttpTransport(entry: OperationEntry, streams: StreamDeps) {
   return async ({ req, res, admitted, summary }: HttpRequest): Promise<void> => {
     const accept = req.headers.accept ?? '';
     const jsonType = negotiate(req.headers.accept);
@@ -49,20 +49,24 @@ export function createHttpTransport(entry: OperationEntry) {
       writeResult(res, { errors: [error as GraphQLError] }, jsonType ?? 'application/json');
       return;
     }
+    // A GET runs queries only, but for graphql-sse's distinct connections (an event stream and
+    // nothing else accepted), which subscribe and mutate over GET too: routers such as Hive
+    // Gateway subscribe to a subgraph that way.
+    const eventStreamOnly = streaming === 'sse' && jsonType === undefined;
     const outcome = await entry.operate({
       admitted,
       params,
-      method: req.method === 'GET' ? 'GET' : 'POST',
+      method: req.method === 'GET' && !eventStreamOnly ? 'GET' : 'POST',
       req,
       summary,
       signal: clientGone(res),
       parts: streaming !== undefined,
     });
     if (outcome.kind === 'stream' && streaming === 'multipart') {
-      return writeMultipart(res, outcome.stream, accept);
+      return writeMultipart(res, outcome.stream, accept, streams);
     }
     if (streaming === 'sse' && (outcome.kind === 'stream' || jsonType === undefined)) {
-      return writeEventStream(res, outcome);
+      return writeEventStream(res, outcome, streams);
     }
     if (jsonType === undefined && streaming === undefined) {
       if (outcome.kind === 'stream') void outcome.stream.return();

@@ -8,6 +8,12 @@ import type { ExecutionResult } from 'graphql';
 import { type AnswerType, answerOf } from '../http/answer.ts';
 import { readBytes } from '../http/body.ts';
 import { OPERATION_ENDED, type OperationParams, requestError } from './operation.ts';
+import {
+  type StreamEndReason,
+  type StreamLimits,
+  type StreamSink,
+  StreamWriter,
+} from './writer.ts';
 
 /**
  * The whole body as text. Its size was bounded from `Content-Length` before (server.ts: 411
@@ -79,14 +85,46 @@ export function paramsOfBody(body: string): OperationParams {
   return { query, variables, operationName, extensions, documentId };
 }
 
+/** What the streaming transports need to bound their streams, and to count the ones they end. */
+export interface StreamDeps {
+  limits: StreamLimits;
+  /** Called once for each stream a writer ended (`gateway_streams_ended_total`). */
+  ended: (transport: StreamTransport, reason: StreamEndReason) => void;
+}
+
+export type StreamTransport = 'sse' | 'multipart' | 'websocket';
+
+/** The sink of an HTTP answer: frames are written to it unless it has ended or its connection is gone. */
+export function responseSink(res: ServerResponse): StreamSink {
+  return {
+    send: (frame, done) => {
+      if (res.writableEnded || res.destroyed) done();
+      else res.write(frame, () => done());
+    },
+    closed: () => res.writableEnded || res.destroyed,
+  };
+}
+
 /**
- * Writes a frame of a streamed answer unless the answer has ended or its connection is gone (a
- * write after `end()` would emit an error nothing listens to). Returns whether it was written.
+ * The writer of a streamed HTTP answer (SSE, multipart). A stream it ends (a client that does not
+ * read) is counted and its connection destroyed: that frees what waited in it, which a client
+ * that does not read would never take, a closing frame included.
  */
-export function writeFrame(res: ServerResponse, text: string): boolean {
-  if (res.writableEnded || res.destroyed) return false;
-  res.write(text);
-  return true;
+export function responseWriter(
+  res: ServerResponse,
+  deps: StreamDeps,
+  transport: StreamTransport,
+): StreamWriter {
+  const writer = new StreamWriter(
+    deps.limits,
+    (reason) => {
+      deps.ended(transport, reason);
+      res.destroy();
+    },
+    responseSink(res),
+  );
+  res.once('close', () => writer.close());
+  return writer;
 }
 
 /** The operation of a GET or a JSON POST. Throws the request error for anything else. */

@@ -11,7 +11,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
-import { writeFrame } from './io.ts';
+import { responseWriter, type StreamDeps } from './io.ts';
 import { publicResult } from './operation.ts';
 
 const BOUNDARY = 'graphql';
@@ -33,6 +33,7 @@ export async function writeMultipart(
   res: ServerResponse,
   stream: AsyncGenerator<ExecutionResult, void, undefined>,
   accept: string,
+  streams: StreamDeps,
 ): Promise<void> {
   const apollo = /subscriptionSpec/i.test(accept);
   const spec = apollo ? 'subscriptionSpec=1.0' : 'deferSpec=20220824';
@@ -40,15 +41,24 @@ export async function writeMultipart(
     'content-type': `multipart/mixed;boundary="${BOUNDARY}";${spec}`,
     'x-accel-buffering': 'no',
   });
+  const writer = responseWriter(res, streams, 'multipart');
   // The opening delimiter; each part then ends with the next one, the last with `--`.
-  writeFrame(res, `\r\n--${BOUNDARY}`);
-  const heartbeat = apollo ? setInterval(() => writeFrame(res, part({})), HEARTBEAT_MS) : undefined;
+  writer.write(`\r\n--${BOUNDARY}`);
+  const heartbeat = apollo
+    ? setInterval(() => writer.writeIfIdle(part({})), HEARTBEAT_MS)
+    : undefined;
   try {
-    for await (const result of stream) {
-      writeFrame(res, part(apollo ? { payload: publicResult(result) } : publicResult(result)));
+    // The next result is pulled only once the client has taken the previous ones.
+    while (await writer.ready()) {
+      const next = await stream.next();
+      if (next.done) break;
+      const result = next.value;
+      writer.write(part(apollo ? { payload: publicResult(result) } : publicResult(result)));
     }
-    if (!res.writableEnded) res.end('--\r\n');
+    if (!writer.ended) res.end('--\r\n');
   } finally {
     clearInterval(heartbeat);
+    writer.close();
+    void stream.return();
   }
 }

@@ -11,7 +11,6 @@
  * expiry or the client going away becomes the last result of the stream, which then ends and
  * frees what it held (poller, live slot). The adapter only frames results.
  */
-import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import {
   type DocumentNode,
@@ -33,7 +32,7 @@ import { addErrorCodes, type RequestSummary } from '../observability/plugin.ts';
 /** A caller the entry let in. */
 export interface Admitted {
   viewer: Viewer;
-  /** Key of per-caller limits: `sub:<subject>`, or `tok:<hash of the token>` without `sub`. */
+  /** Key of per-caller limits: `sub:<subject>`, or `tok:<the token's identity>` without `sub`. */
   caller: string;
   /** When the token expires (epoch ms); Infinity when checking is off. */
   expiresAt: number;
@@ -78,7 +77,7 @@ export type OperationOutcome =
 export interface OperationInput {
   admitted: Admitted;
   params: OperationParams;
-  /** `GET` runs queries only (GraphQL over HTTP). */
+  /** `GET` runs queries only (GraphQL over HTTP); a transport that allows more says `POST`. */
   method: 'GET' | 'POST';
   req: IncomingMessage;
   summary: RequestSummary;
@@ -172,14 +171,6 @@ export function publicError(error: GraphQLError): GraphQLFormattedError {
   };
 }
 
-/** The identity of a token without `sub`: its hash (never the client's address). */
-function tokenIdentity(authorization: string | null): string {
-  return createHash('sha256')
-    .update(authorization ?? '')
-    .digest('base64url')
-    .slice(0, 32);
-}
-
 /** Resolves at `at` (epoch ms), or never for Infinity; `cancel` frees the timer. */
 function alarm(at: number): { fired: Promise<'expired'>; cancel: () => void } {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -205,9 +196,8 @@ export function createOperationEntry(deps: OperationEntryDeps): OperationEntry {
       if (error instanceof UnauthenticatedError) return error;
       throw error;
     }
-    const caller = viewer.subject
-      ? `sub:${viewer.subject}`
-      : `tok:${viewer.tokenId ?? tokenIdentity(authorization)}`;
+    // The verified token's identity, never the text of the header that carried it.
+    const caller = viewer.subject ? `sub:${viewer.subject}` : `tok:${viewer.tokenId ?? 'none'}`;
     return { viewer, caller, expiresAt: viewer.expiresAt ?? Number.POSITIVE_INFINITY };
   };
 

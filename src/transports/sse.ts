@@ -21,7 +21,15 @@ import type { ExecutionResult } from 'graphql';
 import { GatewayError } from '../errors.ts';
 import type { RequestSummary } from '../observability/plugin.ts';
 import type { ConnectionSlots } from './connections.ts';
-import { clientGone, readParams, statusOf, writeFrame, writeResult } from './io.ts';
+import {
+  clientGone,
+  readParams,
+  responseSink,
+  responseWriter,
+  type StreamDeps,
+  statusOf,
+  writeResult,
+} from './io.ts';
 import {
   type Admitted,
   OPERATION_ENDED,
@@ -31,17 +39,17 @@ import {
   publicResult,
   requestError,
 } from './operation.ts';
+import { StreamWriter } from './writer.ts';
 
 export const TOKEN_HEADER = 'x-graphql-event-stream-token';
 /** A reservation whose stream is not opened within this time is dropped. */
 export const RESERVATION_UNUSED_MS = 30_000;
 const PING_MS = 12_000;
-/** Frames kept for a stream not opened yet; past that, the operation is stopped. */
-const MAX_QUEUED_FRAMES = 256;
 
 export interface SseDeps {
   entry: OperationEntry;
   slots: ConnectionSlots;
+  streams: StreamDeps;
   /** Time a reservation may stay unused (ms). */
   reservationUnusedMs?: number;
 }
@@ -52,7 +60,8 @@ interface Reservation {
   release: () => void;
   /** The open event stream, once connected. */
   stream?: ServerResponse;
-  queue: string[];
+  /** Writes to the stream; frames written before it is open wait in it, within the same bound. */
+  writer: StreamWriter;
   /** The operations running, by id: their stop. */
   operations: Map<string, AbortController>;
   timers: ReturnType<typeof setTimeout>[];
@@ -98,27 +107,50 @@ function refuse(res: ServerResponse, result: ExecutionResult): void {
 export async function writeEventStream(
   res: ServerResponse,
   outcome: OperationOutcome,
+  streams: StreamDeps,
 ): Promise<void> {
   if (outcome.kind === 'result' && statusOf(outcome.result) >= 400) {
     refuse(res, outcome.result);
     return;
   }
   res.writeHead(200, STREAM_HEADERS);
-  res.write(':\n\n');
-  const ping = setInterval(() => writeFrame(res, ':\n\n'), PING_MS);
+  const writer = responseWriter(res, streams, 'sse');
+  writer.write(':\n\n');
+  const ping = setInterval(() => writer.writeIfIdle(':\n\n'), PING_MS);
   try {
-    const write = (result: ExecutionResult) => writeFrame(res, frame('next', publicResult(result)));
+    const write = (result: ExecutionResult) => writer.write(frame('next', publicResult(result)));
     if (outcome.kind === 'result') write(outcome.result);
-    else for await (const result of outcome.stream) write(result);
-    if (!res.writableEnded) res.end(frame('complete', undefined));
+    else await pump(outcome, write, writer);
+    if (!writer.ended) res.end(frame('complete', undefined));
   } finally {
     clearInterval(ping);
+    writer.close();
+  }
+}
+
+/**
+ * Writes a stream's results until it ends, or its writer does; the next result is pulled only
+ * once the client has taken the previous ones. The stream is returned (stopped) either way.
+ */
+async function pump(
+  outcome: Extract<OperationOutcome, { kind: 'stream' }>,
+  write: (result: ExecutionResult) => void,
+  writer: StreamWriter,
+): Promise<void> {
+  try {
+    while (await writer.ready()) {
+      const next = await outcome.stream.next();
+      if (next.done) return;
+      write(next.value);
+    }
+  } finally {
+    void outcome.stream.return();
   }
 }
 
 /** Builds the single-connection adapter. */
 export function createSseTransport(deps: SseDeps) {
-  const { entry, slots } = deps;
+  const { entry, slots, streams } = deps;
   const unusedMs = deps.reservationUnusedMs ?? RESERVATION_UNUSED_MS;
   const reservations = new Map<string, Reservation>();
 
@@ -129,19 +161,8 @@ export function createSseTransport(deps: SseDeps) {
     for (const stop of reservation.operations.values()) stop.abort(OPERATION_ENDED);
     reservation.operations.clear();
     reservation.release();
+    reservation.writer.close();
     reservation.stream?.end();
-  };
-
-  const deliver = (reservation: Reservation, text: string, stop: AbortController): void => {
-    if (reservation.stream) {
-      writeFrame(reservation.stream, text);
-      return;
-    }
-    if (reservation.queue.length >= MAX_QUEUED_FRAMES) {
-      stop.abort(OPERATION_ENDED);
-      return;
-    }
-    reservation.queue.push(text);
   };
 
   /** The token a single-connection request bears. */
@@ -149,14 +170,6 @@ export function createSseTransport(deps: SseDeps) {
     const header = req.headers[TOKEN_HEADER];
     if (typeof header === 'string' && header !== '') return header;
     return new URLSearchParams((req.url ?? '').split('?')[1] ?? '').get('token') ?? undefined;
-  };
-
-  /** Writes a stream's results as events until it ends; resolves when it has. */
-  const pump = async (
-    outcome: Extract<OperationOutcome, { kind: 'stream' }>,
-    write: (result: ExecutionResult) => void,
-  ): Promise<void> => {
-    for await (const result of outcome.stream) write(result);
   };
 
   const reserve = ({ res, admitted }: SseRequest): void => {
@@ -178,7 +191,12 @@ export function createSseTransport(deps: SseDeps) {
       token,
       caller: admitted.caller,
       release,
-      queue: [],
+      // A client that does not read its stream (or never opens it) loses the reservation.
+      writer: new StreamWriter(streams.limits, (reason) => {
+        streams.ended('sse', reason);
+        reservation.stream?.destroy();
+        dispose(reservation);
+      }),
       operations: new Map(),
       timers: [],
     };
@@ -211,8 +229,8 @@ export function createSseTransport(deps: SseDeps) {
     reservation.stream = res;
     res.writeHead(200, STREAM_HEADERS);
     res.write(':\n\n');
-    for (const text of reservation.queue.splice(0)) writeFrame(res, text);
-    const ping = setInterval(() => writeFrame(res, ':\n\n'), PING_MS);
+    reservation.writer.attach(responseSink(res));
+    const ping = setInterval(() => reservation.writer.writeIfIdle(':\n\n'), PING_MS);
     const gone = clientGone(res);
     gone.addEventListener('abort', () => {
       clearInterval(ping);
@@ -311,13 +329,14 @@ export function createSseTransport(deps: SseDeps) {
     }
     res.writeHead(202, { 'content-length': '0' });
     res.end();
+    const { writer } = reservation;
     const write = (result: ExecutionResult) =>
-      deliver(reservation, frame('next', { id, payload: publicResult(result) }), stop);
+      writer.write(frame('next', { id, payload: publicResult(result) }));
     if (outcome.kind === 'result') write(outcome.result);
-    else await pump(outcome, write);
+    else await pump(outcome, write, writer);
     // Completed unless it was stopped: a stopped operation's client knows already.
     if (reservation.operations.get(id) === stop) {
-      deliver(reservation, frame('complete', { id }), stop);
+      writer.write(frame('complete', { id }));
       finished();
     }
   };

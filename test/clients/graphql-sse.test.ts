@@ -74,3 +74,79 @@ describe.each([
     expect(sandbox.requests.length).toBe(before);
   });
 });
+
+/**
+ * Reads an event stream answered to a GET (the operation in the query string, `Accept:
+ * text/event-stream` only, as routers such as Hive Gateway subscribe to a subgraph) to its end.
+ */
+async function streamOverGet(
+  token: string,
+  query: string,
+  variables?: Record<string, unknown>,
+): Promise<{ status: number; events: { event: string; data: string }[] }> {
+  const search = new URLSearchParams({ query });
+  if (variables) search.set('variables', JSON.stringify(variables));
+  const response = await fetch(`${gateway.url}/graphql?${search}`, {
+    headers: { accept: 'text/event-stream', authorization: `Bearer ${token}` },
+  });
+  const text = await response.text();
+  const events = text
+    .split('\n\n')
+    .filter((block) => block.startsWith('event:'))
+    .map((block) => {
+      const [event = '', data = ''] = block.split('\n');
+      return { event: event.slice('event: '.length), data: data.slice('data: '.length) };
+    });
+  return { status: response.status, events };
+}
+
+describe('graphql-sse distinct connections over GET', () => {
+  it('streams a subscription', async () => {
+    const txRef = `NT-PENDING${Date.now()}GET`;
+    const { status, events } = await streamOverGet(await gateway.token(), STATUS, { txRef });
+    expect(status).toBe(200);
+    expect(events).toEqual([
+      {
+        event: 'next',
+        data: JSON.stringify({ data: { transactionStatus: { txRef, status: 'PENDING' } } }),
+      },
+      {
+        event: 'next',
+        data: JSON.stringify({ data: { transactionStatus: { txRef, status: 'SUCCESSFUL' } } }),
+      },
+      { event: 'complete', data: '' },
+    ]);
+  });
+
+  it('runs a query and a mutation', async () => {
+    const token = await gateway.token();
+    const query = await streamOverGet(token, '{ transaction(txRef: "NT-SUCCESS001") { status } }');
+    expect(query.events.map((e) => e.event)).toEqual(['next', 'complete']);
+    expect(JSON.parse(query.events[0]?.data ?? '')).toEqual({
+      data: { transaction: { status: 'SUCCESSFUL' } },
+    });
+    const mutation = await streamOverGet(
+      token,
+      'mutation($order: OrderInput!) { confirmPayment(txRef: "NT-FAILED001", order: $order) { confirmed } }',
+      { order: { id: 'order-get-1', amount: '1', currency: 'NGN' } },
+    );
+    expect(mutation.status).toBe(200);
+    expect(JSON.parse(mutation.events[0]?.data ?? '')).toMatchObject({
+      data: { confirmPayment: { confirmed: false } },
+    });
+  });
+
+  it('a mutation over a GET that also accepts JSON is still refused (405)', async () => {
+    const search = new URLSearchParams({
+      query:
+        'mutation { confirmPayment(txRef: "NT-FAILED001", order: {id: "o", amount: "1", currency: "NGN"}) { confirmed } }',
+    });
+    const response = await fetch(`${gateway.url}/graphql?${search}`, {
+      headers: {
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer ${await gateway.token()}`,
+      },
+    });
+    expect(response.status).toBe(405);
+  });
+});

@@ -183,6 +183,24 @@ describe('multipart/mixed on the wire', () => {
     expect(parts[1]?.ms).toBeGreaterThanOrEqual(SLOW_MS - 50);
   });
 
+  it('refuses a negative @stream initialCount, literal or variable, as BAD_USER_INPUT', async () => {
+    const literal = `query Negative($txRefs: [ID!]!) {
+      transactions(txRefs: $txRefs) @stream(initialCount: -1) { txRef }
+    }`;
+    const variable = `query NegativeVar($txRefs: [ID!]!, $n: Int!) {
+      transactions(txRefs: $txRefs) @stream(initialCount: $n) { txRef }
+    }`;
+    const txRefs = ['NT-FAILED001'];
+    for (const [query, variables] of [
+      [literal, { txRefs }],
+      [variable, { txRefs, n: -3 }],
+    ] as const) {
+      const { errors, data } = await gql(setup.gateway, query, variables, setup.token);
+      expect(data ?? null).toBeNull();
+      expect(errors).toEqual([expect.objectContaining({ extensions: { code: 'BAD_USER_INPUT' } })]);
+    }
+  });
+
   it("puts a deferred field's refusal in its part, with its code and path, nothing internal", async () => {
     // An end user's token reads its own KYC only: another user's is FORBIDDEN, no upstream call.
     const endUser = await setup.gateway.token({ sub: 'usr_demo_tier1', scope: null });

@@ -158,6 +158,79 @@ describe('composed with an orders subgraph, served by Hive Gateway', () => {
     });
   });
 
+  it('delivers @defer in parts with deferStream: true (and refuses it without)', async () => {
+    const query = '{ transaction(txRef: "NT-SUCCESS001") { status ... @defer { order { id } } } }';
+    const ask = (url: string) =>
+      fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'multipart/mixed',
+          authorization: `Bearer ${setup.token}`,
+        },
+        body: JSON.stringify({ query }),
+      });
+    const withoutParts = await ask(hiveUrl);
+    expect(await withoutParts.text()).toMatch(/defer/i);
+    const deferring = createGatewayRuntime({
+      supergraph: supergraphSdl,
+      logging: false,
+      deferStream: true,
+      propagateHeaders: {
+        fromClientToSubgraphs: ({ request }) => ({
+          authorization: request.headers.get('authorization'),
+        }),
+      },
+    });
+    const { url, server } = await listen(createServer(deferring));
+    try {
+      const response = await ask(url);
+      expect(response.headers.get('content-type')).toMatch(/^multipart\/mixed/);
+      const body = await response.text();
+      expect(body).toContain('"transaction":{"status":"SUCCESSFUL"}');
+      expect(body).toContain('"order":{"id":"ORD-1"}');
+    } finally {
+      server.closeAllConnections();
+      server.close();
+      await deferring.dispose();
+    }
+  });
+
+  it('relays a transactionStatus subscription, which its default executor asks of the gateway over GET (graphql-sse)', async () => {
+    const txRef = `NT-PENDING${Date.now()}HIVE`;
+    const controller = new AbortController();
+    const response = await fetch(hiveUrl, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        authorization: `Bearer ${setup.token}`,
+      },
+      body: JSON.stringify({
+        query: `subscription { transactionStatus(txRef: "${txRef}") { txRef status order { id } } }`,
+      }),
+      signal: controller.signal,
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    while (!/event: next\ndata: .*\n\n/.test(text)) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+    controller.abort();
+    const data = /event: next\ndata: (.*)\n\n/.exec(text)?.[1];
+    expect(JSON.parse(data ?? '{}')).toEqual({
+      data: { transactionStatus: { txRef, status: 'PENDING', order: null } },
+    });
+    // The status came from the payment service, asked by the gateway for this subscription.
+    const asked = setup.sandbox.requests.filter((request) => request.path.includes(txRef));
+    expect(asked.length).toBeGreaterThan(0);
+  });
+
   it("answers a query that starts at the orders service and reads each order's payment through _entities", async () => {
     const response = await viaHive(
       '{ orders { id payment { txRef status succeeded } } }',
