@@ -229,8 +229,12 @@ export interface GatewayConfig {
    */
   benchNoMetrics?: true;
   log: LogConfig;
-  /** How long requests in flight may take to finish on SIGTERM/SIGINT (ms). */
+  /** On SIGTERM/SIGINT, how long `/readyz` answers 503 before the listener closes (ms). */
+  shutdownDrainMs: number;
+  /** Once the listener is closed, how long answers and streams may take to finish (ms). */
   shutdownGraceMs: number;
+  /** The port of `/metrics`' own listener; undefined: `/metrics` is served on `port`. */
+  metricsPort?: number;
   /** Delay of the sandbox's slow references (sandbox mode only, ms). */
   sandboxSlowMs: number;
   /** Signed notifications (no secrets when `WEBHOOK_SECRET` is unset: the paths answer 404). */
@@ -342,6 +346,20 @@ function auth(
 }
 
 /**
+ * Whether the process runs in production (`NODE_ENV=production` or `GATEWAY_PRODUCTION`), read
+ * before the other settings (what main.ts prints depends on it); a `GATEWAY_PRODUCTION` that is
+ * not a flag is `loadConfig`'s to report.
+ */
+export function productionMode(env: Env): boolean {
+  if (readSetting(env, 'NODE_ENV') === 'production') return true;
+  try {
+    return readSetting(env, 'GATEWAY_PRODUCTION');
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Reads and validates the gateway's settings.
  * @throws ConfigError naming the first unusable variable.
  */
@@ -393,6 +411,11 @@ export function loadConfig(env: Env): GatewayConfig {
           ),
         };
   const cacheUrl = readSetting(env, 'CACHE_URL');
+  const port = readSetting(env, 'PORT');
+  const metricsPort = readSetting(env, 'METRICS_PORT');
+  if (metricsPort !== undefined && metricsPort !== 0 && metricsPort === port) {
+    throw new ConfigError('METRICS_PORT', `must differ from PORT (both ${port})`);
+  }
   const authConfig = auth(env, production, sandbox && !production, plainHttpAllowed);
   const encryption = cacheEncryption(env);
   // The benchmark's switches, read here alone; production refuses them.
@@ -407,7 +430,7 @@ export function loadConfig(env: Env): GatewayConfig {
     benchOff.has(feature) ? fields : undefined;
   return {
     host: readSetting(env, 'HOST'),
-    port: readSetting(env, 'PORT'),
+    port,
     production,
     sandbox,
     ...(payment && { payment }),
@@ -447,7 +470,9 @@ export function loadConfig(env: Env): GatewayConfig {
       level: readSetting(env, 'LOG_LEVEL'),
       redactPaths: readSetting(env, 'LOG_REDACT_PATHS'),
     },
+    shutdownDrainMs: readSetting(env, 'SHUTDOWN_DRAIN_MS') ?? (production ? 5000 : 0),
     shutdownGraceMs: readSetting(env, 'SHUTDOWN_GRACE_MS'),
+    ...(metricsPort !== undefined && { metricsPort }),
     sandboxSlowMs: readSetting(env, 'SANDBOX_SLOW_MS'),
     ...(authConfig && { auth: authConfig }),
     graphiql: readSetting(env, 'GRAPHIQL') ?? !production,

@@ -329,9 +329,15 @@ export function createSseTransport(deps: SseDeps) {
     get reservations(): number {
       return reservations.size;
     },
-    /** Ends every stream (shutdown). */
+    /** Ends every stream (shutdown), each operation still running with its `complete`. */
     close: (): void => {
-      for (const reservation of [...reservations.values()]) dispose(reservation);
+      for (const reservation of [...reservations.values()]) {
+        const { stream } = reservation;
+        if (stream)
+          for (const id of reservation.operations.keys())
+            writeFrame(stream, frame('complete', { id }));
+        dispose(reservation);
+      }
     },
   };
 }
