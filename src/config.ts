@@ -346,6 +346,48 @@ function auth(
 }
 
 /**
+ * Secret values written in the repository's example settings (deploy/gateway.env.example):
+ * anyone who read the repository knows them, so production refuses them whatever their length,
+ * as it does any value that still says to change it. A unit test keeps this list in step with
+ * the example files.
+ */
+export const EXAMPLE_SECRETS: ReadonlySet<string> = new Set([
+  'change-me',
+  'change-me-to-a-long-random-secret-of-32-bytes-or-more',
+]);
+
+/** Values that announce themselves as placeholders (`change-me`, `CHANGEME`, `replace_me`…). */
+const PLACEHOLDER = /\b(change|replace)[-_ ]?me\b|^<.*>$|^(secret|password|example|placeholder)$/i;
+
+type PlaceholderChecked =
+  | 'PAYMENT_ACCESS_TOKEN'
+  | 'KYC_SECRET_KEY'
+  | 'AUTH_JWT_SECRET'
+  | 'WEBHOOK_SECRET'
+  | 'WEBHOOK_OLD_SECRETS';
+
+/** Production: no secret setting may hold a value of the example settings (named, never shown). */
+function refuseExampleSecrets(env: Env): void {
+  const read: Record<PlaceholderChecked, () => (string | undefined)[]> = {
+    PAYMENT_ACCESS_TOKEN: () => [readSetting(env, 'PAYMENT_ACCESS_TOKEN')],
+    KYC_SECRET_KEY: () => [readSetting(env, 'KYC_SECRET_KEY')],
+    AUTH_JWT_SECRET: () => [readSetting(env, 'AUTH_JWT_SECRET')],
+    WEBHOOK_SECRET: () => [readSetting(env, 'WEBHOOK_SECRET')],
+    WEBHOOK_OLD_SECRETS: () => readSetting(env, 'WEBHOOK_OLD_SECRETS') ?? [],
+  };
+  for (const [name, values] of Object.entries(read) as [PlaceholderChecked, () => string[]][]) {
+    for (const value of values()) {
+      if (value !== undefined && (EXAMPLE_SECRETS.has(value) || PLACEHOLDER.test(value))) {
+        throw new ConfigError(
+          name,
+          'holds the placeholder of the example settings, which anyone who read the repository knows: set a secret of your own (e.g. from `openssl rand -base64 48`)',
+        );
+      }
+    }
+  }
+}
+
+/**
  * Whether the process runs in production (`NODE_ENV=production` or `GATEWAY_PRODUCTION`), read
  * before the other settings (what main.ts prints depends on it); a `GATEWAY_PRODUCTION` that is
  * not a flag is `loadConfig`'s to report.
@@ -367,6 +409,7 @@ export function loadConfig(env: Env): GatewayConfig {
   const production =
     readSetting(env, 'NODE_ENV') === 'production' || readSetting(env, 'GATEWAY_PRODUCTION');
   const plainHttpAllowed = !production || readSetting(env, 'ALLOW_INSECURE_HTTP');
+  if (production) refuseExampleSecrets(env);
   const paymentUrl = httpUrl(env, 'PAYMENT_API_URL', plainHttpAllowed);
   const kycUrl = httpUrl(env, 'KYC_API_URL', plainHttpAllowed);
   const sandbox = paymentUrl === undefined && kycUrl === undefined;
