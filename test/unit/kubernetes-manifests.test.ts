@@ -139,7 +139,7 @@ function crossFieldProblems(
   };
   const listed = new Set(kustomization.resources);
   for (const file of readdirSync(BASE)) {
-    if (file !== 'kustomization.yaml')
+    if (file.endsWith('.yaml') && file !== 'kustomization.yaml')
       check(listed.has(file), `${file} is not in kustomization.yaml`);
   }
   check(
