@@ -611,17 +611,20 @@ export interface SandboxConfig {
   kycSecretKey?: string;
   kycPublicKey?: string;
   kycBusinessSlug?: string;
+  /** Delay of the slow references (`SANDBOX_SLOW_MS`). */
+  slowMs: number;
 }
 
 /**
  * Reads the settings of the standalone sandbox: `HOST`, `SANDBOX_PAYMENT_PORT` (4010),
- * `SANDBOX_KYC_PORT` (4020) and the credentials it should expect.
+ * `SANDBOX_KYC_PORT` (4020), `SANDBOX_SLOW_MS` and the credentials it should expect.
  */
 export function loadSandboxConfig(env: Env): SandboxConfig {
   return {
     host: readSetting(env, 'HOST'),
     paymentPort: readSetting(env, 'SANDBOX_PAYMENT_PORT'),
     kycPort: readSetting(env, 'SANDBOX_KYC_PORT'),
+    slowMs: readSetting(env, 'SANDBOX_SLOW_MS'),
     ...upstreamCredentials(env),
   };
 }

@@ -699,7 +699,7 @@ export const SETTINGS = {
     0,
     600_000,
     10_000,
-    "Delay of the sandbox's slow references (sandbox mode).",
+    "Delay of the sandbox's slow references (`NT-SLOW001`), in sandbox mode and `npm run sandbox`.",
   ),
   SANDBOX_PAYMENT_PORT: int(0, 65535, 4010, 'Port of the payment simulator of `npm run sandbox`.'),
   SANDBOX_KYC_PORT: int(0, 65535, 4020, 'Port of the KYC simulator of `npm run sandbox`.'),

@@ -612,13 +612,15 @@ describe('loadSandboxConfig', () => {
       host: '127.0.0.1',
       paymentPort: 4010,
       kycPort: 4020,
+      slowMs: 10_000,
     });
   });
 
-  it('reads ports, host and the credentials to expect', () => {
+  it('reads ports, host, the slow delay and the credentials to expect', () => {
     expect(
       loadSandboxConfig({
         HOST: '0.0.0.0',
+        SANDBOX_SLOW_MS: '250',
         SANDBOX_PAYMENT_PORT: '5010',
         SANDBOX_KYC_PORT: '5020',
         PAYMENT_ACCESS_TOKEN: 'pt',
@@ -630,6 +632,7 @@ describe('loadSandboxConfig', () => {
       host: '0.0.0.0',
       paymentPort: 5010,
       kycPort: 5020,
+      slowMs: 250,
       paymentAccessToken: 'pt',
       kycSecretKey: 'ks',
       kycPublicKey: 'kp',
