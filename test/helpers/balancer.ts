@@ -14,10 +14,12 @@ interface Backend {
   ready: boolean;
   /** Probes in a row that timed out. */
   timeouts: number;
+  /** The last probe that was answered said 503, or the connection was refused. */
+  refused: boolean;
   agent: Agent;
 }
 
-const PROBE_TIMEOUT_MS = 1000;
+const PROBE_TIMEOUT_MS = 2000;
 
 export interface Balancer {
   url: string;
@@ -35,16 +37,24 @@ export async function startBalancer(urls: string[], probeMs = 500): Promise<Bala
     url: new URL(url),
     ready: false,
     timeouts: 0,
+    refused: false,
     agent: new Agent({ keepAlive: true }),
   }));
   const failures: Balancer['failures'] = [];
   const served = new Map<string, number>();
   let next = 0;
 
-  const pick = (): Backend | undefined => {
+  /**
+   * The next backend in rotation. With none, the ones only silent (probes timed out, no 503 and
+   * no refusal): as Envoy's panic threshold and cloud balancers do, a busy backend is better
+   * than none.
+   */
+  const pick = (): Backend | undefined =>
+    pickWhere((b) => b.ready) ?? pickWhere((b) => b.timeouts > 0 && !b.refused);
+  const pickWhere = (eligible: (backend: Backend) => boolean): Backend | undefined => {
     for (let i = 0; i < backends.length; i++) {
       const backend = backends[(next + i) % backends.length];
-      if (backend?.ready) {
+      if (backend && eligible(backend)) {
         next = (next + i + 1) % backends.length;
         served.set(backend.url.origin, (served.get(backend.url.origin) ?? 0) + 1);
         return backend;
@@ -62,10 +72,12 @@ export async function startBalancer(urls: string[], probeMs = 500): Promise<Bala
       });
       await answer.arrayBuffer();
       backend.ready = answer.status === 200;
+      backend.refused = !backend.ready;
       backend.timeouts = 0;
     } catch (error) {
       const timedOut = (error as Error).name === 'TimeoutError';
       backend.timeouts = timedOut ? backend.timeouts + 1 : 0;
+      if (!timedOut) backend.refused = true;
       if (!timedOut || backend.timeouts >= 2) backend.ready = false;
     }
   };
@@ -95,7 +107,9 @@ export async function startBalancer(urls: string[], probeMs = 500): Promise<Bala
       new URL(req.url ?? '/', backend.url),
       { method: req.method, headers: req.headers, agent: backend.agent },
       (answer: IncomingMessage) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        // Hop-by-hop headers are the backend connection's own (a proxy does not pass them on).
+        const { connection: _, 'keep-alive': __, ...headers } = answer.headers;
+        res.writeHead(answer.statusCode ?? 502, headers);
         answer.pipe(res);
         // An answer cut before its end (no closing event, no last chunk) reaches the client cut.
         answer.once('aborted', () => res.destroy());
