@@ -416,7 +416,7 @@ export const PAYMENT_DEMO_REFERENCES: readonly ReferenceDoc[] = [
   {
     ref: 'NT-PENDING001',
     description:
-      'PENDING, turns SUCCESSFUL some seconds after its first request (any NT-PENDING… ref, own clock each)',
+      'PENDING NGN 5000 (merchantRef ORDER-1003), turns SUCCESSFUL some seconds after its first request (any NT-PENDING… ref, own clock each)',
   },
   {
     ref: 'NT-NOCARD001',

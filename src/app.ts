@@ -364,6 +364,7 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
       introspection: config.introspection,
       trustedDocuments: config.trustedDocuments,
     },
+    metricsOnApiPort: config.metricsPort === undefined,
     corsOrigins: config.corsOrigins,
     corsAllowedHeaders: config.corsAllowedHeaders,
     connections: config.connections,

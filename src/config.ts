@@ -237,8 +237,12 @@ export interface GatewayConfig {
    */
   benchNoMetrics?: true;
   log: LogConfig;
-  /** How long requests in flight may take to finish on SIGTERM/SIGINT (ms). */
+  /** On SIGTERM/SIGINT, how long `/readyz` answers 503 before the listener closes (ms). */
+  shutdownDrainMs: number;
+  /** Once the listener is closed, how long answers and streams may take to finish (ms). */
   shutdownGraceMs: number;
+  /** The port of `/metrics`' own listener; undefined: `/metrics` is served on `port`. */
+  metricsPort?: number;
   /** Delay of the sandbox's slow references (sandbox mode only, ms). */
   sandboxSlowMs: number;
   /** Signed notifications (no secrets when `WEBHOOK_SECRET` is unset: the paths answer 404). */
@@ -350,6 +354,62 @@ function auth(
 }
 
 /**
+ * Secret values written in the repository's example settings (deploy/gateway.env.example):
+ * anyone who read the repository knows them, so production refuses them whatever their length,
+ * as it does any value that still says to change it. A unit test keeps this list in step with
+ * the example files.
+ */
+export const EXAMPLE_SECRETS: ReadonlySet<string> = new Set([
+  'change-me',
+  'change-me-to-a-long-random-secret-of-32-bytes-or-more',
+]);
+
+/** Values that announce themselves as placeholders (`change-me`, `CHANGEME`, `replace_me`…). */
+const PLACEHOLDER = /\b(change|replace)[-_ ]?me\b|^<.*>$|^(secret|password|example|placeholder)$/i;
+
+type PlaceholderChecked =
+  | 'PAYMENT_ACCESS_TOKEN'
+  | 'KYC_SECRET_KEY'
+  | 'AUTH_JWT_SECRET'
+  | 'WEBHOOK_SECRET'
+  | 'WEBHOOK_OLD_SECRETS';
+
+/** Production: no secret setting may hold a value of the example settings (named, never shown). */
+function refuseExampleSecrets(env: Env): void {
+  const read: Record<PlaceholderChecked, () => (string | undefined)[]> = {
+    PAYMENT_ACCESS_TOKEN: () => [readSetting(env, 'PAYMENT_ACCESS_TOKEN')],
+    KYC_SECRET_KEY: () => [readSetting(env, 'KYC_SECRET_KEY')],
+    AUTH_JWT_SECRET: () => [readSetting(env, 'AUTH_JWT_SECRET')],
+    WEBHOOK_SECRET: () => [readSetting(env, 'WEBHOOK_SECRET')],
+    WEBHOOK_OLD_SECRETS: () => readSetting(env, 'WEBHOOK_OLD_SECRETS') ?? [],
+  };
+  for (const [name, values] of Object.entries(read) as [PlaceholderChecked, () => string[]][]) {
+    for (const value of values()) {
+      if (value !== undefined && (EXAMPLE_SECRETS.has(value) || PLACEHOLDER.test(value))) {
+        throw new ConfigError(
+          name,
+          'holds the placeholder of the example settings, which anyone who read the repository knows: set a secret of your own (e.g. from `openssl rand -base64 48`)',
+        );
+      }
+    }
+  }
+}
+
+/**
+ * Whether the process runs in production (`NODE_ENV=production` or `GATEWAY_PRODUCTION`), read
+ * before the other settings (what main.ts prints depends on it); a `GATEWAY_PRODUCTION` that is
+ * not a flag is `loadConfig`'s to report.
+ */
+export function productionMode(env: Env): boolean {
+  if (readSetting(env, 'NODE_ENV') === 'production') return true;
+  try {
+    return readSetting(env, 'GATEWAY_PRODUCTION');
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Reads and validates the gateway's settings.
  * @throws ConfigError naming the first unusable variable.
  */
@@ -357,6 +417,7 @@ export function loadConfig(env: Env): GatewayConfig {
   const production =
     readSetting(env, 'NODE_ENV') === 'production' || readSetting(env, 'GATEWAY_PRODUCTION');
   const plainHttpAllowed = !production || readSetting(env, 'ALLOW_INSECURE_HTTP');
+  if (production) refuseExampleSecrets(env);
   const paymentUrl = httpUrl(env, 'PAYMENT_API_URL', plainHttpAllowed);
   const kycUrl = httpUrl(env, 'KYC_API_URL', plainHttpAllowed);
   const sandbox = paymentUrl === undefined && kycUrl === undefined;
@@ -401,6 +462,11 @@ export function loadConfig(env: Env): GatewayConfig {
           ),
         };
   const cacheUrl = readSetting(env, 'CACHE_URL');
+  const port = readSetting(env, 'PORT');
+  const metricsPort = readSetting(env, 'METRICS_PORT');
+  if (metricsPort !== undefined && metricsPort !== 0 && metricsPort === port) {
+    throw new ConfigError('METRICS_PORT', `must differ from PORT (both ${port})`);
+  }
   const authConfig = auth(env, production, sandbox && !production, plainHttpAllowed);
   const encryption = cacheEncryption(env);
   // The benchmark's switches, read here alone; production refuses them.
@@ -415,7 +481,7 @@ export function loadConfig(env: Env): GatewayConfig {
     benchOff.has(feature) ? fields : undefined;
   return {
     host: readSetting(env, 'HOST'),
-    port: readSetting(env, 'PORT'),
+    port,
     production,
     sandbox,
     ...(payment && { payment }),
@@ -455,7 +521,9 @@ export function loadConfig(env: Env): GatewayConfig {
       level: readSetting(env, 'LOG_LEVEL'),
       redactPaths: readSetting(env, 'LOG_REDACT_PATHS'),
     },
+    shutdownDrainMs: readSetting(env, 'SHUTDOWN_DRAIN_MS') ?? (production ? 5000 : 0),
     shutdownGraceMs: readSetting(env, 'SHUTDOWN_GRACE_MS'),
+    ...(metricsPort !== undefined && { metricsPort }),
     sandboxSlowMs: readSetting(env, 'SANDBOX_SLOW_MS'),
     ...(authConfig && { auth: authConfig }),
     graphiql: readSetting(env, 'GRAPHIQL') ?? !production,
@@ -555,17 +623,20 @@ export interface SandboxConfig {
   kycSecretKey?: string;
   kycPublicKey?: string;
   kycBusinessSlug?: string;
+  /** Delay of the slow references (`SANDBOX_SLOW_MS`). */
+  slowMs: number;
 }
 
 /**
  * Reads the settings of the standalone sandbox: `HOST`, `SANDBOX_PAYMENT_PORT` (4010),
- * `SANDBOX_KYC_PORT` (4020) and the credentials it should expect.
+ * `SANDBOX_KYC_PORT` (4020), `SANDBOX_SLOW_MS` and the credentials it should expect.
  */
 export function loadSandboxConfig(env: Env): SandboxConfig {
   return {
     host: readSetting(env, 'HOST'),
     paymentPort: readSetting(env, 'SANDBOX_PAYMENT_PORT'),
     kycPort: readSetting(env, 'SANDBOX_KYC_PORT'),
+    slowMs: readSetting(env, 'SANDBOX_SLOW_MS'),
     ...upstreamCredentials(env),
   };
 }

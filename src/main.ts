@@ -2,6 +2,7 @@
  * `npm start`: settings → (sandbox when no API URL is set) → gateway → signals.
  */
 import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import { type KycPageDemo, startApp, VERSION } from './app.ts';
 import { ALL_SCOPES, signToken } from './auth.ts';
@@ -12,9 +13,12 @@ import {
   type KycUpstreamConfig,
   loadConfig,
   type PaymentUpstreamConfig,
+  productionMode,
 } from './config.ts';
+import { createLogger, type Logger } from './observability/logger.ts';
 import { startTracing } from './observability/tracing.ts';
 import { closeToSettings } from './settings.ts';
+import { shutDown } from './shutdown.ts';
 
 // V8's allocation-site pretenuring watches which allocation sites make objects that outlive a
 // young-generation collection, and then allocates everything those sites make directly in the
@@ -27,10 +31,28 @@ import { closeToSettings } from './settings.ts';
 // flag at each collection, so setting it here, before the first request, is enough.
 setFlagsFromString('--no-allocation-site-pretenuring');
 
+/**
+ * In production every line on stdout is one JSON object (a log pipeline reads each line as one):
+ * what is printed for a person elsewhere goes through the logger there. A setting that stops the
+ * start is still one plain line on stderr, before any logger exists.
+ */
+const production = productionMode(process.env);
+/** Lines for a person (development and sandbox mode); nothing in production. */
+const say = (line: string): void => {
+  if (!production) console.log(line);
+};
+/**
+ * In production, what the start says (a mistyped setting, where it serves, that it is ready) as
+ * JSON lines, whatever `LOG_LEVEL` says of the request logs.
+ */
+const startLog = production ? createLogger({ level: 'info', redactPaths: [] }) : undefined;
+
 function readConfig(): GatewayConfig {
   // A mistyped setting is otherwise silently ignored: named (never its value) before anything.
   for (const { variable, setting } of closeToSettings(process.env)) {
-    console.warn(`Warning: ${variable} is not a setting; did you mean ${setting}?`);
+    const line = `Warning: ${variable} is not a setting; did you mean ${setting}?`;
+    if (startLog) startLog.warn({ variable, setting }, line);
+    else console.warn(line);
   }
   try {
     return loadConfig(process.env);
@@ -41,6 +63,20 @@ function readConfig(): GatewayConfig {
     }
     throw error;
   }
+}
+
+/** Listens on `port` (0: any free one) and resolves to the port; a failure stops the start. */
+async function listen(server: Server, port: number, host: string): Promise<number> {
+  server.listen(port, host);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  }).catch((error: unknown) => {
+    console.error(`Cannot start: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  });
+  const address = server.address();
+  return typeof address === 'object' && address ? address.port : port;
 }
 
 type SandboxModule = typeof import('../sandbox/index.ts');
@@ -120,6 +156,7 @@ async function main(): Promise<void> {
       scope: ALL_SCOPES.join(' '),
     });
   }
+  const logger: Logger = createLogger(config.log);
   if (auth.mode === 'disabled') {
     console.warn(
       '\n!!! AUTH_DISABLED=true: every caller may read everything. For local work only. !!!\n',
@@ -127,17 +164,13 @@ async function main(): Promise<void> {
   }
   const clearCache =
     config.production && config.cache.url !== undefined && !config.cache.encryption;
-  if (clearCache) {
-    console.warn(
-      '\n!!! CACHE_ENCRYPTION_KEY is not set: Redis holds names, e-mails and phone numbers in clear, and messages between replicas are not authenticated. !!!\n',
-    );
-  }
 
   // The OpenTelemetry SDK, from the standard OTEL_* variables (when they ask for traces).
   const tracing = await startTracing(process.env, VERSION);
   // With CACHE_URL, waits (briefly) for Redis so that the first requests share its cache.
   const gateway = await startApp({
     config,
+    logger,
     ...(tracing && { tracing }),
     payment,
     kyc,
@@ -153,83 +186,94 @@ async function main(): Promise<void> {
       }),
   });
   if (clearCache) {
-    gateway.logger.warn(
-      'CACHE_ENCRYPTION_KEY is not set: cached records in Redis hold personal data in clear',
+    (startLog ?? logger).warn(
+      'CACHE_ENCRYPTION_KEY is not set: cached records in Redis hold personal data (names, e-mails, phone numbers) in clear, and messages between replicas are not authenticated',
     );
   }
   const server = gateway.createServer();
-  server.listen(config.port, config.host);
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', reject);
-  }).catch((error: unknown) => {
-    console.error(`Cannot start: ${error instanceof Error ? error.message : String(error)}`);
-    process.exit(1);
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
+  const port = await listen(server, config.port, config.host);
   const base = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  // `/metrics` on a listener of its own: kept open until the process ends, so that the last
+  // scrape sees the shutdown.
+  const metricsServer =
+    config.metricsPort === undefined ? undefined : createServer(gateway.serveMetrics);
+  const metricsPort =
+    metricsServer && (await listen(metricsServer, config.metricsPort ?? 0, config.host));
 
   const webhookSecret = config.webhooks.secrets[0];
   if (sandbox && webhookSecret !== undefined) {
     sandbox.sendWebhooksTo({ baseUrl: base, secret: webhookSecret });
   }
 
-  console.log(`Gateway serving GraphQL at ${base}/graphql`);
-  if (config.graphiql) console.log(`GraphiQL: open ${base}/graphql in a browser`);
+  if (startLog) {
+    startLog.info(
+      { url: `${base}/graphql`, ...(metricsPort !== undefined && { metricsPort }) },
+      `Gateway serving GraphQL at ${base}/graphql`,
+    );
+    if (simulators) {
+      startLog.warn(
+        'Sandbox mode: the built-in simulators of both upstreams run in this process, with invented payments',
+      );
+    }
+  }
+  say(`Gateway serving GraphQL at ${base}/graphql`);
+  if (metricsPort !== undefined) {
+    say(`Metrics: ${base.replace(/:\d+$/, `:${metricsPort}`)}/metrics (not on port ${port})`);
+  }
+  if (config.graphiql) say(`GraphiQL: open ${base}/graphql in a browser`);
   if (config.kycPage) {
-    console.log(
+    say(
       `KYC web page: open ${base}/kyc${devToken ? ' (verify a demo user, follow a demo payment)' : " (pass the end user's token as #token=<JWT>)"}`,
     );
   }
   if (simulators && sandbox) {
-    console.log('\nSandbox mode: no PAYMENT_API_URL / KYC_API_URL set, so the built-in');
-    console.log('simulators of both upstreams run in this process with demo data.');
-    console.log(simulators.describeSandbox(sandbox, { showCredentials: 'none' }));
-    console.log(
+    say('\nSandbox mode: no PAYMENT_API_URL / KYC_API_URL set, so the built-in');
+    say('simulators of both upstreams run in this process with demo data.');
+    say(simulators.describeSandbox(sandbox, { showCredentials: 'none' }));
+    say(
       `\nWebhooks: the simulators sign notifications (WEBHOOK_SECRET${webhookSecretMade ? ', made for this run' : ''}) and send them to ${base}/webhooks/payment when a pending payment settles and to ${base}/webhooks/kyc when KYC checks are recorded.`,
     );
   }
   if (devToken) {
-    console.log('\nA token with every scope for this run (GraphiQL already uses it):');
-    console.log(`  Authorization: Bearer ${devToken}`);
-    console.log('\nTry:');
-    console.log(
+    say('\nA token with every scope for this run (GraphiQL already uses it):');
+    say(`  Authorization: Bearer ${devToken}`);
+    say('\nTry:');
+    say(
       `  curl -s ${base}/graphql -H 'content-type: application/json' \\\n` +
         `    -H 'authorization: Bearer ${devToken}' \\\n` +
         `    -d '{"query":"{ transaction(txRef: \\"NT-SUCCESS001\\") { status amount currency } }"}'`,
     );
   }
   // Since the process started, module loading included.
-  console.log(`\nReady in ${Math.round(process.uptime() * 1000)} ms.`);
+  const readyMs = Math.round(process.uptime() * 1000);
+  say(`\nReady in ${readyMs} ms.`);
 
-  gateway.logger.info({ port, sandbox: config.sandbox, auth: auth.mode }, 'gateway listening');
+  (startLog ?? logger).info(
+    { port, sandbox: config.sandbox, auth: auth.mode, readyMs },
+    `gateway listening; ready in ${readyMs} ms`,
+  );
+  startLog?.flush();
 
   let stopping = false;
   const shutdown = (signal: string): void => {
     if (stopping) return;
     stopping = true;
-    gateway.logger.info({ signal }, 'shutting down: finishing requests in flight');
-    // Stop accepting; idle keep-alive sockets go now, busy ones as soon as their response is
-    // sent (node closes only the sockets idle at the time of the call, hence the sweep).
-    server.close();
-    server.closeIdleConnections();
-    // Upgraded (WebSocket) connections are not the server's to close: they are told to go.
-    void gateway.closeWebSockets();
-    const sweep = setInterval(() => server.closeIdleConnections(), 50);
-    const force = setTimeout(() => {
-      gateway.logger.warn('grace period over: closing the remaining connections');
-      server.closeAllConnections();
-    }, config.shutdownGraceMs);
-    server.once('close', () => {
-      clearTimeout(force);
-      clearInterval(sweep);
+    logger.info({ signal }, 'shutting down');
+    shutDown(server, gateway, {
+      drainMs: config.shutdownDrainMs,
+      graceMs: config.shutdownGraceMs,
+      logger,
+    })
       // Upstream pools and the cache close only after the last request used them.
       // Spans still buffered go out last.
-      Promise.allSettled([gateway.close().then(() => tracing?.shutdown()), sandbox?.close()]).then(
-        () => process.exit(0),
-      );
-    });
+      .then(() =>
+        Promise.allSettled([
+          gateway.close().then(() => tracing?.shutdown()),
+          sandbox?.close(),
+          new Promise((resolve) => (metricsServer ? metricsServer.close(resolve) : resolve(0))),
+        ]),
+      )
+      .then(() => process.exit(0));
   };
   // The last line: a rejection nothing handled is logged and counted, never the process's end.
   // (Streams end with an error event instead: see src/transports/operation.ts.)

@@ -222,7 +222,9 @@ export function createPipeline(deps: PipelineDeps) {
 const DEFAULT_QUERY = `# Try the demo references of the sandbox:
 query Demo {
   transaction(txRef: "NT-SUCCESS001") {
-    txRef status amount currency succeeded timestamp
+    txRef status succeeded timestamp
+    amountMoney { amount currency }
+    appFeeMoney { amount }
     customer { fullName email }
     card { first6 last4 expiryMonth expiryYear cardType }
   }

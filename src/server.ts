@@ -9,6 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Span } from '@opentelemetry/api';
 import { type Authenticator, NO_ACCESS } from './auth.ts';
 import type { GatewayError } from './errors.ts';
@@ -57,6 +58,11 @@ export interface GatewayDeps extends PipelineDeps {
   webhooks?: WebhookHandler;
   /** Closes upstream pools and the cache. */
   close: () => Promise<void>;
+  /**
+   * Whether `/metrics` is served on the API port (`handle`); false when it has a listener of its
+   * own (`METRICS_PORT`, `serveMetrics`).
+   */
+  metricsOnApiPort?: boolean;
 }
 
 export interface Gateway {
@@ -66,6 +72,24 @@ export interface Gateway {
   createServer: () => Server;
   /** Closes the WebSocket connections (1001), which would keep a closing server open. */
   closeWebSockets: () => Promise<void>;
+  /**
+   * Shutdown, first step: `/readyz` answers 503 from now on, so that load balancers take this
+   * process out of rotation while it goes on serving everything else; every answer from now on
+   * closes its connection (`Connection: close`), so that clients holding a keep-alive connection
+   * (a balancer's pool, a Kubernetes Service's connection-level balancing) open their next one
+   * elsewhere instead of finding it closed under a request when the listener closes.
+   */
+  drain: () => void;
+  /**
+   * Shutdown, once the listener is closed: WebSockets close with 1001 (clients reconnect
+   * elsewhere), and every stream ends as its protocol ends one (SSE `complete`, multipart's
+   * closing boundary).
+   */
+  endConnections: () => void;
+  /** Destroys what `endConnections` asked to close and is still open (grace period over). */
+  destroyConnections: () => void;
+  /** `/metrics` alone, for a listener of its own (`METRICS_PORT`); every other path 404. */
+  serveMetrics: (req: IncomingMessage, res: ServerResponse) => void;
   metrics: GatewayMetrics;
   logger: Logger;
   /** Connection slots held per caller (WebSockets + graphql-sse reservations). */
@@ -169,9 +193,18 @@ function logRequest(
   if (span) endRequestSpan(span, summary, status);
 }
 
+/** `/metrics`: the Prometheus text of the registry. */
+function sendMetrics(metrics: GatewayMetrics, res: ServerResponse): void {
+  metrics.registry.metrics().then(
+    (text) => send(res, 200, text, metrics.registry.contentType),
+    () => send(res, 500, 'metrics unavailable\n'),
+  );
+}
+
 /** The other paths: probes, metrics, the KYC page. */
 function routeOthers(
-  deps: Pick<GatewayDeps, 'readiness' | 'metrics' | 'kycPage'>,
+  deps: Pick<GatewayDeps, 'readiness' | 'metrics' | 'kycPage' | 'metricsOnApiPort'>,
+  draining: boolean,
   req: IncomingMessage,
   res: ServerResponse,
   path: string | undefined,
@@ -181,6 +214,10 @@ function routeOthers(
     return;
   }
   if (path === '/readyz') {
+    if (draining) {
+      send(res, 503, 'shutting down\n');
+      return;
+    }
     deps.readiness().then(
       ({ ready, reasons }) =>
         send(res, ready ? 200 : 503, ready ? 'ready\n' : `${reasons.join('\n')}\n`),
@@ -188,11 +225,8 @@ function routeOthers(
     );
     return;
   }
-  if (path === '/metrics') {
-    deps.metrics.registry.metrics().then(
-      (text) => send(res, 200, text, deps.metrics.registry.contentType),
-      () => send(res, 500, 'metrics unavailable\n'),
-    );
+  if (path === '/metrics' && deps.metricsOnApiPort !== false) {
+    sendMetrics(deps.metrics, res);
     return;
   }
   if (path !== undefined && deps.kycPage?.(req, res, path)) return;
@@ -237,7 +271,18 @@ export function createGateway(deps: GatewayDeps): Gateway {
     req.method === 'GET' &&
     (req.headers.accept ?? '').includes('text/html');
 
+  let draining = false;
+  /** Answers under way, until they have gone out (the drain marks them `Connection: close`). */
+  const answering = new Set<ServerResponse>();
+  /** Upgraded sockets (WebSockets), which the server's own connection closing does not reach. */
+  const upgraded = new Set<Duplex>();
+
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
+    if (draining) res.setHeader('connection', 'close');
+    else {
+      answering.add(res);
+      res.once('close', () => answering.delete(res));
+    }
     const path = (req.url ?? '/').split('?', 1)[0];
     if (path === '/graphql') {
       if (deps.tracing) traceRequest(deps.tracing, req, (span) => serveGraphQL(req, res, span));
@@ -248,7 +293,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       deps.webhooks(req, res);
       return;
     }
-    routeOthers(deps, req, res, path);
+    routeOthers(deps, draining, req, res, path);
   };
 
   /** The adapter of an admitted request's transport. */
@@ -331,6 +376,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
       );
       server.maxConnections = limits.maxSockets;
       boundIdleSockets(server, limits.maxIdleSocketsPerAddress ?? 100);
+      server.on('upgrade', (_req: IncomingMessage, socket: Duplex) => {
+        upgraded.add(socket);
+        socket.once('close', () => upgraded.delete(socket));
+      });
       closeSockets.add(
         attachWebSocket(server, {
           path: '/graphql',
@@ -347,6 +396,24 @@ export function createGateway(deps: GatewayDeps): Gateway {
       return server;
     },
     closeWebSockets,
+    drain: () => {
+      draining = true;
+      for (const res of answering) if (!res.headersSent) res.setHeader('connection', 'close');
+    },
+    endConnections: () => {
+      // WebSockets first: once their close has begun, graphql-ws sends no `complete` on them,
+      // and their clients, seeing 1001, subscribe again elsewhere.
+      void closeWebSockets();
+      entry.endStreams();
+      sse.close();
+    },
+    destroyConnections: () => {
+      for (const socket of upgraded) socket.destroy();
+    },
+    serveMetrics: (req, res) => {
+      if ((req.url ?? '/').split('?', 1)[0] === '/metrics') sendMetrics(metrics, res);
+      else send(res, 404, 'not found\n');
+    },
     metrics,
     logger,
     connections: slots,

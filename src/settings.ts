@@ -222,6 +222,12 @@ const bool = (fallback: boolean, description: string): Defaulted<boolean> => ({
 /** The declared variables, in the order of the docs table. */
 export const SETTINGS = {
   PORT: int(0, 65535, 4000, 'Port the gateway listens on (`0`: any free port).'),
+  METRICS_PORT: {
+    schema: integer(0, 65535),
+    shownDefault: 'unset: on `PORT`',
+    description:
+      'A port of its own for `GET /metrics` (on `HOST`); set, `/metrics` is no longer served on `PORT` (`0`: any free port).',
+  } satisfies Setting<number>,
   HOST: {
     schema: z
       .string()
@@ -699,17 +705,23 @@ export const SETTINGS = {
     shownDefault: 'unset',
     description: 'Extra comma-separated pino paths to redact on top of the built-in list.',
   } satisfies Setting<string[]>,
+  SHUTDOWN_DRAIN_MS: {
+    schema: integer(0, 300_000),
+    shownDefault: '`5000` in production, `0` otherwise',
+    description:
+      'On SIGTERM/SIGINT, how long `/readyz` answers 503 while everything else is still served, before the listener closes: longer than the period of every readiness probe (a load balancer, Kubernetes) that must see the 503 first.',
+  } satisfies Setting<number>,
   SHUTDOWN_GRACE_MS: int(
     0,
     300_000,
     10_000,
-    'How long requests in flight may finish after SIGTERM/SIGINT.',
+    'Once the listener is closed (after the drain), how long answers in flight may take to finish and streams to end before the connections still open are cut.',
   ),
   SANDBOX_SLOW_MS: int(
     0,
     600_000,
     10_000,
-    "Delay of the sandbox's slow references (sandbox mode).",
+    "Delay of the sandbox's slow references (`NT-SLOW001`), in sandbox mode and `npm run sandbox`.",
   ),
   SANDBOX_PAYMENT_PORT: int(0, 65535, 4010, 'Port of the payment simulator of `npm run sandbox`.'),
   SANDBOX_KYC_PORT: int(0, 65535, 4020, 'Port of the KYC simulator of `npm run sandbox`.'),

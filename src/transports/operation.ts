@@ -112,6 +112,12 @@ export interface OperationEntry {
   charge(admitted: Admitted): Promise<GatewayError | undefined>;
   /** Runs one operation through every step; never throws. */
   operate(input: OperationInput): Promise<OperationOutcome>;
+  /**
+   * Shutdown: ends every stream running now and every stream started from now on, without a
+   * last result, so that each adapter closes it as its protocol ends a stream (SSE `complete`,
+   * multipart's closing boundary, graphql-ws `complete`).
+   */
+  endStreams(): void;
 }
 
 /**
@@ -188,6 +194,9 @@ function alarm(at: number): { fired: Promise<'expired'>; cancel: () => void } {
 
 /** Builds the entry over the pipeline. */
 export function createOperationEntry(deps: OperationEntryDeps): OperationEntry {
+  /** The stops of the streams running now; once ending, every new stream stops at once. */
+  const running = new Set<AbortController>();
+  let ending = false;
   const identify = async (authorization: string | null): Promise<GatewayError | Admitted> => {
     let viewer: Viewer;
     try {
@@ -351,6 +360,9 @@ export function createOperationEntry(deps: OperationEntryDeps): OperationEntry {
       const result = (await run(args)) as ExecutionResult | AsyncIterable<ExecutionResult>;
       if (!isAsyncIterable(result)) return single(result, summary);
       handedOver = true;
+      if (ending) stop.abort(OPERATION_ENDED);
+      running.add(stop);
+      stop.signal.addEventListener('abort', () => running.delete(stop), { once: true });
       const stream = guarded(result, input, stop);
       // Returning the stream (client gone, `complete`, DELETE) stops it at once, even while it
       // waits for the source's next result.
@@ -367,5 +379,10 @@ export function createOperationEntry(deps: OperationEntryDeps): OperationEntry {
     }
   };
 
-  return { admit, identify, charge, operate };
+  const endStreams = (): void => {
+    ending = true;
+    for (const stop of [...running]) stop.abort(OPERATION_ENDED);
+  };
+
+  return { admit, identify, charge, operate, endStreams };
 }

@@ -348,9 +348,14 @@ export function createSseTransport(deps: SseDeps) {
     get reservations(): number {
       return reservations.size;
     },
-    /** Ends every stream (shutdown). */
+    /** Ends every stream (shutdown), each operation still running with its `complete`. */
     close: (): void => {
-      for (const reservation of [...reservations.values()]) dispose(reservation);
+      for (const reservation of [...reservations.values()]) {
+        if (reservation.stream)
+          for (const id of reservation.operations.keys())
+            reservation.writer.write(frame('complete', { id }));
+        dispose(reservation);
+      }
     },
   };
 }

@@ -60,6 +60,9 @@ describe.skipIf(skip)('GraphiQL, offline', () => {
     expect(failures).toEqual([]);
     const shown = (await response.textContent()) ?? '';
     expect(shown).toContain('NT-SUCCESS001');
+    // The demo reads money from the exact fields, never from the deprecated floats.
+    expect(shown).toContain('"amountMoney"');
+    expect(shown).toContain('"15000.50"');
     expect(shown).not.toContain('UNAUTHENTICATED');
   }, 60_000);
 });

@@ -132,6 +132,27 @@ describe('npm start in sandbox mode', () => {
     expect(performance.now() - stopped).toBeLessThan(4000);
   });
 
+  it('with METRICS_PORT, serves /metrics on that port only', async () => {
+    const main = startMain({ PORT: '0', METRICS_PORT: '0' });
+    const [, url] = await waitFor(
+      main.out,
+      /serving GraphQL at (http:\/\/127\.0\.0\.1:\d+)\/graphql/,
+    );
+    const [, metricsUrl] = await waitFor(main.out, /Metrics: (http:\/\/127\.0\.0\.1:\d+\/metrics)/);
+    if (!url || !metricsUrl) throw new Error('no url printed');
+    expect(new URL(metricsUrl).port).not.toBe(new URL(url).port);
+    expect((await fetch(`${url}/metrics`)).status).toBe(404);
+    const metrics = await fetch(metricsUrl);
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toContain('gateway_graphql_requests_total');
+    // The probes stay on the API port; the metrics port serves nothing else.
+    expect((await fetch(`${url}/readyz`)).status).toBe(200);
+    expect((await fetch(new URL('/readyz', metricsUrl))).status).toBe(404);
+    main.child.kill('SIGTERM');
+    const [code] = await once(main.child, 'exit');
+    expect(code).toBe(0);
+  });
+
   it.each([
     ['PORT', 'abc'],
     ['UPSTREAM_TIMEOUT_MS', 'soon'],

@@ -14,6 +14,8 @@ export interface GatewayProcess {
   child: ChildProcess;
   /** Everything it printed so far (stdout and stderr). */
   output(): string;
+  /** What it printed on stdout alone so far. */
+  stdout(): string;
   /** Sends a signal by PID and waits for the exit; resolves to the exit code (null if killed). */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
   /** A counter or gauge of its /metrics (summed over label sets matching `labels`). */
@@ -51,13 +53,17 @@ export async function spawnGateway(
       SERVICE_RATE_LIMIT_RPS: '0',
       GRAPHIQL: 'false',
       LOG_LEVEL: 'warn',
+      // Stopped at once unless a test measures the drain (production drains 5 s by default).
+      SHUTDOWN_DRAIN_MS: '0',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
+  let stdout = '';
   child.stdout?.on('data', (chunk: Buffer) => {
     output += chunk.toString();
+    stdout += chunk.toString();
   });
   child.stderr?.on('data', (chunk: Buffer) => {
     output += chunk.toString();
@@ -82,6 +88,7 @@ export async function spawnGateway(
     pid,
     child,
     output: () => output,
+    stdout: () => stdout,
     stop: async (signal = 'SIGTERM') => {
       if (child.exitCode === null && child.signalCode === null) process.kill(pid, signal);
       return exited;

@@ -97,6 +97,9 @@ describe('a production sandbox asked for with SANDBOX=true and AUTH_JWT_SECRET',
         LOG_LEVEL: 'info',
         CACHE_URL: `redis://127.0.0.1:${await freePort()}`,
         CACHE_CONNECT_TIMEOUT_MS: '100',
+        // A mistyped setting: its warning is a log line too.
+        CACHE_TTL_FINAL_SECOND: '60',
+        SHUTDOWN_DRAIN_MS: '200',
       },
     );
   });
@@ -121,15 +124,43 @@ describe('a production sandbox asked for with SANDBOX=true and AUTH_JWT_SECRET',
     expect(gateway.output()).not.toMatch(TOKEN_LIKE);
   });
 
-  it('says loudly that Redis would hold personal data in clear (no CACHE_ENCRYPTION_KEY)', () => {
+  it('says that Redis would hold personal data in clear (no CACHE_ENCRYPTION_KEY), as a warning', () => {
     const warnings = gateway
-      .output()
+      .stdout()
       .split('\n')
-      .filter((line) => line.includes('CACHE_ENCRYPTION_KEY is not set'));
-    // The console line, and the log line.
-    expect(warnings).toHaveLength(2);
-    expect(warnings.some((line) => line.startsWith('!!!'))).toBe(true);
-    expect(warnings.some((line) => line.includes('"level":"warn"'))).toBe(true);
+      .filter((line) => line.includes('CACHE_ENCRYPTION_KEY is not set'))
+      .map((line) => JSON.parse(line) as { level: string });
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]?.level).toBe('warn');
+  });
+
+  it('writes nothing but JSON lines on stdout, from the start to its exit', async () => {
+    expect(await gateway.stop('SIGTERM')).toBe(0);
+    const lines = gateway.stdout().split('\n');
+    expect(lines.pop()).toBe('');
+    const objects = lines.map((line) => {
+      try {
+        return JSON.parse(line) as { level?: unknown; msg?: unknown };
+      } catch {
+        throw new Error(`not a JSON line: ${JSON.stringify(line)}`);
+      }
+    });
+    for (const object of objects) {
+      expect(typeof object.level).toBe('string');
+      expect(typeof object.msg).toBe('string');
+    }
+    const messages = objects.map((object) => String(object.msg));
+    // What a person reads elsewhere is there: the mistyped setting, where it serves, the
+    // sandbox, the shutdown.
+    for (const said of [
+      /CACHE_TTL_FINAL_SECOND is not a setting; did you mean CACHE_TTL_FINAL_SECONDS/,
+      /^Gateway serving GraphQL at http:\/\/127\.0\.0\.1:\d+\/graphql$/,
+      /^Sandbox mode/,
+      /ready in \d+ ms/,
+      /^shutting down/,
+    ]) {
+      expect(messages.some((message) => said.test(message))).toBe(true);
+    }
   });
 });
 

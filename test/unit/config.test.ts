@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, loadSandboxConfig } from '../../src/config.ts';
+import { ConfigError, EXAMPLE_SECRETS, loadConfig, loadSandboxConfig } from '../../src/config.ts';
+import { SETTINGS, type Setting, type SettingName } from '../../src/settings.ts';
 
 type Env = Record<string, string | undefined>;
 
@@ -610,13 +612,15 @@ describe('loadSandboxConfig', () => {
       host: '127.0.0.1',
       paymentPort: 4010,
       kycPort: 4020,
+      slowMs: 10_000,
     });
   });
 
-  it('reads ports, host and the credentials to expect', () => {
+  it('reads ports, host, the slow delay and the credentials to expect', () => {
     expect(
       loadSandboxConfig({
         HOST: '0.0.0.0',
+        SANDBOX_SLOW_MS: '250',
         SANDBOX_PAYMENT_PORT: '5010',
         SANDBOX_KYC_PORT: '5020',
         PAYMENT_ACCESS_TOKEN: 'pt',
@@ -628,6 +632,7 @@ describe('loadSandboxConfig', () => {
       host: '0.0.0.0',
       paymentPort: 5010,
       kycPort: 5020,
+      slowMs: 250,
       paymentAccessToken: 'pt',
       kycSecretKey: 'ks',
       kycPublicKey: 'kp',
@@ -643,5 +648,54 @@ describe('loadSandboxConfig', () => {
     } catch (error) {
       expect((error as ConfigError).variable).toBe('SANDBOX_PAYMENT_PORT');
     }
+  });
+});
+
+describe('loadConfig: placeholders of the example settings', () => {
+  /** `NAME=value` lines of the repository's example settings, for the secret settings. */
+  const exampleSecrets = (): [string, string][] => {
+    const text = readFileSync(new URL('../../deploy/gateway.env.example', import.meta.url), 'utf8');
+    const pairs: [string, string][] = [];
+    for (const line of text.split('\n')) {
+      const match = /^([A-Z0-9_]+)=(.+)$/.exec(line.trim());
+      const name = match?.[1];
+      const value = match?.[2];
+      const setting: Setting<unknown> | undefined = SETTINGS[name as SettingName];
+      if (name && value && setting?.secret) pairs.push([name, value]);
+    }
+    return pairs;
+  };
+
+  it('finds the secrets of the example settings', () => {
+    expect(exampleSecrets().map(([name]) => name)).toEqual(
+      expect.arrayContaining(['PAYMENT_ACCESS_TOKEN', 'KYC_SECRET_KEY', 'AUTH_JWT_SECRET']),
+    );
+  });
+
+  it.each(exampleSecrets())(
+    'production refuses %s as the example gives it, naming it',
+    (name, value) => {
+      expect(EXAMPLE_SECRETS.has(value)).toBe(true);
+      const error = configError(fullEnv({ NODE_ENV: 'production', [name]: value }));
+      expect(error.variable).toBe(name);
+      expect(error.message).toContain('placeholder');
+      expect(error.message).not.toContain(value);
+      // Outside production the same value is accepted (local trials with the example file).
+      expect(() => loadConfig(fullEnv({ [name]: value }))).not.toThrow();
+    },
+  );
+
+  it.each([
+    ['AUTH_JWT_SECRET', 'CHANGE_ME-please-to-something-at-least-32-bytes'],
+    ['WEBHOOK_SECRET', 'replace-me-with-a-real-one'],
+    ['WEBHOOK_OLD_SECRETS', 'an-old-secret-that-was-real,change-me-xxxxxxxxxxx'],
+    ['PAYMENT_ACCESS_TOKEN', '<your token>'],
+  ])('production refuses %s holding a value that says to change it', (name, value) => {
+    const env = fullEnv({
+      NODE_ENV: 'production',
+      ...(name === 'WEBHOOK_OLD_SECRETS' && { WEBHOOK_SECRET: 'a-real-webhook-secret-1234' }),
+      [name]: value,
+    });
+    expect(configError(env).variable).toBe(name);
   });
 });

@@ -387,6 +387,7 @@ export type Transaction = {
    * Amount of the transaction in the currency's major unit, rounded half away from zero to the
    * currency's minor unit (cents for NGN, whole yen for JPY, thousandths for KWD), as a binary
    * float. For exact arithmetic use `amountMoney`.
+   * @deprecated A binary float cannot hold every amount exactly: use `amountMoney` (an exact decimal string with its currency).
    */
   amount?: Maybe<Scalars['Float']['output']>;
   /**
@@ -395,7 +396,10 @@ export type Transaction = {
    * it sent an amount but no currency.
    */
   amountMoney?: Maybe<Money>;
-  /** Fee of the payment service, rounded like `amount`. Exact: `appFeeMoney`. */
+  /**
+   * Fee of the payment service, rounded like `amount`. Exact: `appFeeMoney`.
+   * @deprecated Use `appFeeMoney` (exact).
+   */
   appFee?: Maybe<Scalars['Float']['output']>;
   /** Fee of the payment service, exact (see `amountMoney`). */
   appFeeMoney?: Maybe<Money>;
@@ -411,7 +415,10 @@ export type Transaction = {
   deviceFingerprint?: Maybe<Scalars['String']['output']>;
   /** The kind of event the record represents, verbatim (e.g. `PAYMENT_FAILED`). */
   event?: Maybe<Scalars['String']['output']>;
-  /** Fee charged to the merchant, rounded like `amount`. Exact: `merchantFeeMoney`. */
+  /**
+   * Fee charged to the merchant, rounded like `amount`. Exact: `merchantFeeMoney`.
+   * @deprecated Use `merchantFeeMoney` (exact).
+   */
   merchantFee?: Maybe<Scalars['Float']['output']>;
   /** Fee charged to the merchant, exact (see `amountMoney`). */
   merchantFeeMoney?: Maybe<Money>;
