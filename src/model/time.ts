@@ -13,27 +13,32 @@
 
 export type UpstreamTimeForm = 'payment' | 'kyc';
 
+const MONTH_NAMES = [
+  ['jan', 'january'],
+  ['feb', 'february'],
+  ['mar', 'march'],
+  ['apr', 'april'],
+  ['may', 'may'],
+  ['jun', 'june'],
+  ['jul', 'july'],
+  ['aug', 'august'],
+  ['sep', 'september'],
+  ['oct', 'october'],
+  ['nov', 'november'],
+  ['dec', 'december'],
+] as const;
+
 const MONTHS: ReadonlyMap<string, number> = new Map(
-  [
-    ['jan', 'january'],
-    ['feb', 'february'],
-    ['mar', 'march'],
-    ['apr', 'april'],
-    ['may', 'may'],
-    ['jun', 'june'],
-    ['jul', 'july'],
-    ['aug', 'august'],
-    ['sep', 'september'],
-    ['oct', 'october'],
-    ['nov', 'november'],
-    ['dec', 'december'],
-  ].flatMap(
+  MONTH_NAMES.flatMap(
     ([short, long], index): Array<[string, number]> => [
-      [short as string, index + 1],
-      [long as string, index + 1],
+      [short, index + 1],
+      [long, index + 1],
     ],
   ),
 ).set('sept', 9);
+
+/** `Jan`, `Feb`, …: the month as the payment service writes it. */
+const SHORT_MONTHS = MONTH_NAMES.map(([short]) => `${short[0]?.toUpperCase()}${short.slice(1)}`);
 
 const PAYMENT = /^([A-Za-z]{3,9})\.? (\d{1,2}), (\d{4}),? (\d{1,2}):(\d{2}):(\d{2}) ([AaPp][Mm])$/;
 const KYC = /^(\d{1,2})-(\d{1,2})-(\d{4}) (\d{1,2}):(\d{2}):(\d{2})$/;
@@ -157,15 +162,106 @@ function parseIso(text: string): string | undefined {
   return Number.isNaN(value) ? undefined : new Date(value).toISOString();
 }
 
+/** The number written by the ASCII digits `text[start..end)`, or -1 when one is not a digit. */
+function digitsAt(text: string, start: number, end: number): number {
+  let value = 0;
+  for (let i = start; i < end; i += 1) {
+    const d = text.charCodeAt(i) - 0x30;
+    // Past the end charCodeAt is NaN, which is no digit either.
+    if (!(d >= 0 && d <= 9)) return -1;
+    value = value * 10 + d;
+  }
+  return value;
+}
+
+/** A wall time's fields, as the two forms' readers hand them over: Y, M, D, h, m, s. */
+type WallFields = [number, number, number, number, number, number];
+
+/**
+ * The canonical payment form only — `Jan 5, 2024, 3:04:05 PM` as the payment service writes
+ * it: a three-letter month in title case, single spaces, a space or a narrow no-break space before
+ * AM/PM in capitals — read character by character, with no regular expression and no copy of the
+ * text. `undefined` for any other text, which then goes through {@link PAYMENT} (the accepted
+ * variations). Accepts nothing {@link PAYMENT} would refuse and reads it the same way.
+ */
+function canonicalPayment(text: string): WallFields | undefined {
+  const n = text.length;
+  if (text.charCodeAt(3) !== 0x20) return undefined;
+  const month = SHORT_MONTHS.indexOf(text.slice(0, 3)) + 1;
+  if (month === 0) return undefined;
+  const dayEnd = text.charCodeAt(5) === 0x2c /* , */ ? 5 : 6;
+  const day = digitsAt(text, 4, dayEnd);
+  let i = dayEnd;
+  if (day < 0 || text.charCodeAt(i) !== 0x2c || text.charCodeAt(i + 1) !== 0x20) return undefined;
+  const year = digitsAt(text, i + 2, i + 6);
+  i += 6;
+  if (year < 0 || text.charCodeAt(i) !== 0x2c || text.charCodeAt(i + 1) !== 0x20) return undefined;
+  i += 2;
+  const hourEnd = text.charCodeAt(i + 1) === 0x3a /* : */ ? i + 1 : i + 2;
+  const hour12 = digitsAt(text, i, hourEnd);
+  i = hourEnd;
+  if (hour12 < 0 || text.charCodeAt(i) !== 0x3a || text.charCodeAt(i + 3) !== 0x3a)
+    return undefined;
+  const minute = digitsAt(text, i + 1, i + 3);
+  const second = digitsAt(text, i + 4, i + 6);
+  i += 6;
+  const space = text.charCodeAt(i);
+  if (minute < 0 || second < 0 || (space !== 0x20 && space !== 0x202f) || i + 3 !== n) {
+    return undefined;
+  }
+  const meridiem = text.slice(i + 1);
+  // An hour outside 1-12 is refused by the patterns' reading.
+  if ((meridiem !== 'AM' && meridiem !== 'PM') || hour12 < 1 || hour12 > 12) return undefined;
+  return [year, month, day, (hour12 % 12) + (meridiem === 'PM' ? 12 : 0), minute, second];
+}
+
+/**
+ * The canonical KYC form only — `05-01-2024 15:04:05`, two-digit fields — read character by
+ * character; `undefined` for any other text, which then goes through {@link KYC}.
+ */
+function canonicalKyc(text: string): WallFields | undefined {
+  if (
+    text.length !== 19 ||
+    text.charCodeAt(2) !== 0x2d /* - */ ||
+    text.charCodeAt(5) !== 0x2d ||
+    text.charCodeAt(10) !== 0x20 ||
+    text.charCodeAt(13) !== 0x3a /* : */ ||
+    text.charCodeAt(16) !== 0x3a
+  ) {
+    return undefined;
+  }
+  const fields: WallFields = [
+    digitsAt(text, 6, 10),
+    digitsAt(text, 3, 5),
+    digitsAt(text, 0, 2),
+    digitsAt(text, 11, 13),
+    digitsAt(text, 14, 16),
+    digitsAt(text, 17, 19),
+  ];
+  return fields.includes(-1) ? undefined : fields;
+}
+
 /**
  * The instant as ISO 8601 in UTC (`2024-01-05T15:04:05.000Z`), or `undefined` when the text
- * cannot be read with certainty.
+ * cannot be read with certainty. The forms the services write are read without a regular
+ * expression (the hot path: several times per record); other spellings through the patterns.
  */
 export function parseUpstreamTime(
   text: string,
   form: UpstreamTimeForm,
   zone: string,
 ): string | undefined {
+  const canonical = form === 'payment' ? canonicalPayment(text) : canonicalKyc(text);
+  if (canonical !== undefined) {
+    const [year, month, day, hour, minute, second] = canonical;
+    const instant = wallToInstant(year, month, day, hour, minute, second, zone);
+    return instant === undefined ? undefined : new Date(instant).toISOString();
+  }
+  return parseWithPatterns(text, form, zone);
+}
+
+/** {@link parseUpstreamTime} for any spelling its forms allow. */
+function parseWithPatterns(text: string, form: UpstreamTimeForm, zone: string): string | undefined {
   const clean = text.replace(SPACES, ' ').trim();
   if (clean.includes('T')) return parseIso(clean);
   let instant: number | undefined;
