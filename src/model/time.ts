@@ -133,23 +133,33 @@ function wallToInstant(
   ) {
     return undefined;
   }
+  if (day > daysInMonth(year, month)) return undefined;
   const wall = Date.UTC(year, month - 1, day, hour, minute, second);
-  const check = new Date(wall);
-  if (check.getUTCDate() !== day || check.getUTCMonth() !== month - 1) return undefined;
   if (zone === 'UTC') return wall;
-  // Every offset the zone could have near this time; keep those that reproduce the wall time.
-  const offsets = new Set([
-    offsetAt(wall - DAY_MS, zone),
-    offsetAt(wall, zone),
-    offsetAt(wall + DAY_MS, zone),
-  ]);
-  const instants = new Set<number>();
-  for (const offset of offsets) {
-    const instant = wall - offset;
-    if (offsetAt(instant, zone) === offset) instants.add(instant);
-  }
+  // Every offset the zone could have near this time; keep those that reproduce the wall time
+  // (distinct offsets give distinct instants).
+  const before = offsetAt(wall - DAY_MS, zone);
+  const same = offsetAt(wall, zone);
+  const after = offsetAt(wall + DAY_MS, zone);
+  let instant: number | undefined;
+  let found = 0;
+  const keep = (offset: number) => {
+    if (offsetAt(wall - offset, zone) === offset) {
+      instant = wall - offset;
+      found += 1;
+    }
+  };
+  keep(before);
+  if (same !== before) keep(same);
+  if (after !== before && after !== same) keep(after);
   // None: a DST gap (never happened). Two: the repeated hour (happened twice).
-  return instants.size === 1 ? [...instants][0] : undefined;
+  return found === 1 ? instant : undefined;
+}
+
+/** Days in a month of the proleptic Gregorian calendar (the one `Date` uses). */
+function daysInMonth(year: number, month: number): number {
+  if (month !== 2) return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+  return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
 }
 
 function parseIso(text: string): string | undefined {
@@ -174,17 +184,15 @@ function digitsAt(text: string, start: number, end: number): number {
   return value;
 }
 
-/** A wall time's fields, as the two forms' readers hand them over: Y, M, D, h, m, s. */
-type WallFields = [number, number, number, number, number, number];
-
 /**
  * The canonical payment form only — `Jan 5, 2024, 3:04:05 PM` as the payment service writes
  * it: a three-letter month in title case, single spaces, a space or a narrow no-break space before
  * AM/PM in capitals — read character by character, with no regular expression and no copy of the
- * text. `undefined` for any other text, which then goes through {@link PAYMENT} (the accepted
- * variations). Accepts nothing {@link PAYMENT} would refuse and reads it the same way.
+ * text. The instant; `NaN` when that wall time never happened or happened twice in the zone (or
+ * is no date); `undefined` for any other text, which then goes through {@link PAYMENT} (the
+ * accepted variations). Accepts nothing {@link PAYMENT} would refuse and reads it the same way.
  */
-function canonicalPayment(text: string): WallFields | undefined {
+function canonicalPayment(text: string, zone: string): number | undefined {
   const n = text.length;
   if (text.charCodeAt(3) !== 0x20) return undefined;
   const month = SHORT_MONTHS.indexOf(text.slice(0, 3)) + 1;
@@ -212,14 +220,15 @@ function canonicalPayment(text: string): WallFields | undefined {
   const meridiem = text.slice(i + 1);
   // An hour outside 1-12 is refused by the patterns' reading.
   if ((meridiem !== 'AM' && meridiem !== 'PM') || hour12 < 1 || hour12 > 12) return undefined;
-  return [year, month, day, (hour12 % 12) + (meridiem === 'PM' ? 12 : 0), minute, second];
+  const hour = (hour12 % 12) + (meridiem === 'PM' ? 12 : 0);
+  return wallToInstant(year, month, day, hour, minute, second, zone) ?? Number.NaN;
 }
 
 /**
  * The canonical KYC form only — `05-01-2024 15:04:05`, two-digit fields — read character by
- * character; `undefined` for any other text, which then goes through {@link KYC}.
+ * character; the instant, `NaN` or `undefined` as {@link canonicalPayment}.
  */
-function canonicalKyc(text: string): WallFields | undefined {
+function canonicalKyc(text: string, zone: string): number | undefined {
   if (
     text.length !== 19 ||
     text.charCodeAt(2) !== 0x2d /* - */ ||
@@ -230,15 +239,14 @@ function canonicalKyc(text: string): WallFields | undefined {
   ) {
     return undefined;
   }
-  const fields: WallFields = [
-    digitsAt(text, 6, 10),
-    digitsAt(text, 3, 5),
-    digitsAt(text, 0, 2),
-    digitsAt(text, 11, 13),
-    digitsAt(text, 14, 16),
-    digitsAt(text, 17, 19),
-  ];
-  return fields.includes(-1) ? undefined : fields;
+  const day = digitsAt(text, 0, 2);
+  const month = digitsAt(text, 3, 5);
+  const year = digitsAt(text, 6, 10);
+  const hour = digitsAt(text, 11, 13);
+  const minute = digitsAt(text, 14, 16);
+  const second = digitsAt(text, 17, 19);
+  if (day < 0 || month < 0 || year < 0 || hour < 0 || minute < 0 || second < 0) return undefined;
+  return wallToInstant(year, month, day, hour, minute, second, zone) ?? Number.NaN;
 }
 
 /**
@@ -251,13 +259,9 @@ export function parseUpstreamTime(
   form: UpstreamTimeForm,
   zone: string,
 ): string | undefined {
-  const canonical = form === 'payment' ? canonicalPayment(text) : canonicalKyc(text);
-  if (canonical !== undefined) {
-    const [year, month, day, hour, minute, second] = canonical;
-    const instant = wallToInstant(year, month, day, hour, minute, second, zone);
-    return instant === undefined ? undefined : new Date(instant).toISOString();
-  }
-  return parseWithPatterns(text, form, zone);
+  const instant = form === 'payment' ? canonicalPayment(text, zone) : canonicalKyc(text, zone);
+  if (instant === undefined) return parseWithPatterns(text, form, zone);
+  return Number.isNaN(instant) ? undefined : new Date(instant).toISOString();
 }
 
 /** {@link parseUpstreamTime} for any spelling its forms allow. */
