@@ -154,9 +154,9 @@ export function toMoney(amount: Decimal, currency: string): Money {
  * NGN is 1.01, where `Math.round(1.005 * 100) / 100` gives 1; KWD keeps 10.125).
  */
 export function toRoundedNumber(amount: Decimal, minorUnits: number): number {
-  const rounded = Number(
-    formatDecimal({ unscaled: roundToPlaces(amount, minorUnits), scale: minorUnits }, 0),
-  );
+  // The whole number of minor units with its exponent: the same rational as the decimal written
+  // out, so Number reads the same double from it, without writing the decimal out first.
+  const rounded = Number(`${roundToPlaces(amount, minorUnits)}e-${minorUnits}`);
   // -0 is a JSON 0, but keeps `Object.is` comparisons honest.
   return rounded === 0 ? 0 : rounded;
 }
