@@ -1,5 +1,5 @@
 /**
- * `node bench/per-record.ts`: what one upstream record costs the gateway from the answer's text
+ * `npm run bench:per-record` (`node bench/per-record.ts`): what one upstream record costs the gateway from the answer's text
  * to the stored cache entry — `readAnswer` (bounds, JSON.parse, validation and normalisation)
  * and the in-process store's write (freeze and size) — in µs of CPU and bytes allocated, for the
  * stub's transaction and KYC records. No HTTP, no GraphQL: only the per-record path, so it can
