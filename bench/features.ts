@@ -96,7 +96,7 @@ export const NOT_SWITCHABLE: Array<{ name: string; why: string }> = [
   },
   {
     name: 'upstream shape validation',
-    why: "the zod shapes (src/upstream/shapes.ts) also normalise the record (status, cents, times, card digits): without them there is no answer to serve, so the shape's cost is only seen in the profile",
+    why: "the upstream readers (src/upstream/shapes.ts) also normalise the record (status, cents, times, card digits): without them there is no answer to serve, so the shape's cost is only seen in the profile",
   },
   {
     name: 'exact money',

@@ -8,8 +8,9 @@
  * gateway adds.
  *
  * - `POST /graphql`: parses the JSON body, recognises the document by its exact text, calls the
- *   upstream(s), maps the answer the way the gateway's resolvers do (status normalisation,
- *   cents, upstream times → ISO, card digits, expiry), serialises.
+ *   upstream(s), maps the answer with the peers' plain functions (bench/peers/mapping.ts: the
+ *   fields it reads checked, status enum, amounts rounded, times → ISO, card digits, expiry),
+ *   keeps the fields the document selects, serialises.
  * - `POST /graphql/precomputed`: the reference for cache hits. Parses the JSON body and answers
  *   a body computed once per (document, variables) and kept in a Map.
  *
@@ -20,6 +21,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
+import { type Json, kycUserOf, transactionOf, UpstreamAnswerError } from './peers/mapping.ts';
 import {
   KYC_PATH,
   KYC_USER_QUERY,
@@ -48,16 +50,13 @@ function pool(): Pool {
 const paymentPool = pool();
 const kycPool = pool();
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type JsonObject = { [key: string]: Json };
-
 class UpstreamFailure extends Error {}
 
 async function getJson(
   target: Pool,
   path: string,
   headers: Record<string, string>,
-): Promise<JsonObject | null> {
+): Promise<Json | null> {
   const response = await target.request({
     method: 'GET',
     path,
@@ -68,145 +67,44 @@ async function getJson(
   const text = await response.body.text();
   if (response.statusCode === 404) return null;
   if (response.statusCode !== 200) throw new UpstreamFailure(`HTTP ${response.statusCode}`);
-  return JSON.parse(text) as JsonObject;
+  return JSON.parse(text) as Json;
 }
 
-// --- the mapping the gateway's resolvers do, for the stub's well-formed records ---------------
+// --- the records, mapped by the peers' plain functions, cut to the benchmark's selections ------
 
-const STATUS: Record<string, string> = {
-  SUCCESS: 'SUCCESSFUL',
-  SUCCESSFUL: 'SUCCESSFUL',
-  SUCCEEDED: 'SUCCESSFUL',
-  FAILED: 'FAILED',
-  FAILURE: 'FAILED',
-  DECLINED: 'FAILED',
-  PENDING: 'PENDING',
-  PROCESSING: 'PENDING',
-  INITIATED: 'PENDING',
-};
-const MONTHS: Record<string, number> = {
-  Jan: 0,
-  Feb: 1,
-  Mar: 2,
-  Apr: 3,
-  May: 4,
-  Jun: 5,
-  Jul: 6,
-  Aug: 7,
-  Sep: 8,
-  Oct: 9,
-  Nov: 10,
-  Dec: 11,
-};
-const PAYMENT_TIME =
-  /^([A-Z][a-z]{2}) (\d{1,2}), (\d{4}), (\d{1,2}):(\d{2}):(\d{2})[ \u202f](AM|PM)$/;
-const KYC_TIME = /^(\d{2})-(\d{2})-(\d{4}) (\d{2}):(\d{2}):(\d{2})$/;
-
-/** `Jan 5, 2024, 3:04:05 PM` read in UTC, as ISO. */
-function paymentTime(text: Json | undefined): string | null {
-  if (typeof text !== 'string') return null;
-  const m = PAYMENT_TIME.exec(text);
-  if (m === null) throw new UpstreamFailure('unreadable time');
-  const hour = (Number(m[4]) % 12) + (m[7] === 'PM' ? 12 : 0);
-  const month = MONTHS[m[1] ?? ''] ?? 0;
-  return new Date(
-    Date.UTC(Number(m[3]), month, Number(m[2]), hour, Number(m[5]), Number(m[6])),
-  ).toISOString();
-}
-
-/** `05-01-2024 15:04:05` (DD-MM-YYYY) read in UTC, as ISO. */
-function kycTime(text: Json | undefined): string | null {
-  if (typeof text !== 'string') return null;
-  const m = KYC_TIME.exec(text);
-  if (m === null) throw new UpstreamFailure('unreadable time');
-  return new Date(
-    Date.UTC(
-      Number(m[3]),
-      Number(m[2]) - 1,
-      Number(m[1]),
-      Number(m[4]),
-      Number(m[5]),
-      Number(m[6]),
-    ),
-  ).toISOString();
-}
-
-const cents = (value: Json | undefined): number | null =>
-  value === null || value === undefined ? null : Math.round(Number(value) * 100) / 100;
-const str = (value: Json | undefined): string | null =>
-  value === null || value === undefined ? null : String(value);
-const digitsOf = (value: Json | undefined): string =>
-  value === null || value === undefined ? '' : String(value).replace(/\D/g, '');
-
-function mapCard(card: JsonObject): JsonObject {
-  const first = digitsOf(card.first).slice(0, 6) || null;
-  const last = digitsOf(card.last).slice(-4) || null;
-  const expiry = str(card.expiry);
-  const m = expiry === null ? null : /^(\d{1,2})\/(\d{2})$/.exec(expiry);
-  return {
-    first6: first,
-    last4: last,
-    masked: first === null || last === null ? null : `${first}******${last}`,
-    expiry,
-    expiryMonth: m ? Number(m[1]) : null,
-    expiryYear: m ? 2000 + Number(m[2]) : null,
-    cardType: str(card.cardType),
-  };
-}
-
-function mapTransaction(txRef: string, answer: JsonObject): JsonObject {
-  const data = answer.data as JsonObject;
-  const raw = String(data.txStatus);
-  const customer = data.customer as JsonObject | null | undefined;
-  const card = data.card as JsonObject | null | undefined;
+function selectTransaction(record: ReturnType<typeof transactionOf>) {
+  const { txRef, status, rawStatus, succeeded, amount, appFee, merchantFee, currency } = record;
   return {
     txRef,
-    status: STATUS[raw.trim().toUpperCase()] ?? 'UNKNOWN',
-    rawStatus: raw,
-    succeeded: data.txIsSucces === true,
-    amount: cents(data.amount),
-    appFee: cents(data.appFee),
-    merchantFee: cents(data.merchantFee),
-    currency: String(data.currency).trim().toUpperCase(),
-    timestamp: paymentTime(data.txTimestamp),
-    customer: customer
-      ? {
-          fullName: str(customer.fullname),
-          email: str(customer.email),
-          phone: str(customer.phone),
-          joinedAt: paymentTime(customer.joinedAt),
-        }
-      : null,
-    card: card ? mapCard(card) : null,
+    status,
+    rawStatus,
+    succeeded,
+    amount,
+    appFee,
+    merchantFee,
+    currency,
+    timestamp: record.timestamp,
+    customer: record.customer,
+    card: record.card,
   };
 }
 
-function mapKycUser(userRef: string, answer: JsonObject): JsonObject {
-  const data = answer.data as JsonObject;
-  const levels = (data.levels as JsonObject[]).map((level) => ({
-    level: level.level as number,
-    slug: level.levelSlug as string,
-    name: str(level.levelName),
-    verified: level.status === true,
-    checks: ((level.kyc as JsonObject[] | null) ?? []).map((check) => ({
-      name: check.name as string,
-      passed: check.status === true,
-      query: check.query ?? null,
-      result: check.result ?? null,
-      createdAt: kycTime(check.createdAt),
-      updatedAt: kycTime(check.updatedAt),
-    })),
-  }));
-  const current = levels.find((level) => level.level === data.level);
+function selectKycUser(record: ReturnType<typeof kycUserOf>) {
+  const current = record.currentLevel;
   return {
-    userRef: str(data.userRef) ?? userRef,
-    name: str(data.name),
-    verified: data.status === true,
-    level: (data.level as number | null) ?? 0,
+    userRef: record.userRef,
+    name: record.name,
+    verified: record.verified,
+    level: record.level,
     currentLevel: current
       ? { slug: current.slug, name: current.name, verified: current.verified }
       : null,
-    levels: levels.map(({ level, slug, verified, checks }) => ({ level, slug, verified, checks })),
+    levels: record.levels.map(({ level, slug, verified, checks }) => ({
+      level,
+      slug,
+      verified,
+      checks,
+    })),
   };
 }
 
@@ -215,26 +113,28 @@ function mapKycUser(userRef: string, answer: JsonObject): JsonObject {
 const paymentHeaders = { authorization: `Bearer ${STUB_CREDENTIALS.paymentAccessToken}` };
 const kycHeaders = { 'x-secret-key': STUB_CREDENTIALS.kycSecretKey };
 
-async function transaction(txRef: string): Promise<JsonObject | null> {
+type Transaction = ReturnType<typeof selectTransaction>;
+
+async function transaction(txRef: string): Promise<Transaction | null> {
   const answer = await getJson(
     paymentPool,
     PAYMENT_PATH + encodeURIComponent(txRef),
     paymentHeaders,
   );
-  return answer === null ? null : mapTransaction(txRef, answer);
+  return answer === null ? null : selectTransaction(transactionOf(answer, txRef));
 }
 
-async function transactions(txRefs: string[]): Promise<(JsonObject | null)[]> {
+async function transactions(txRefs: string[]): Promise<(Transaction | null)[]> {
   // Duplicates cost one call, as in the gateway.
-  const distinct = new Map<string, Promise<JsonObject | null>>();
+  const distinct = new Map<string, Promise<Transaction | null>>();
   for (const ref of txRefs) if (!distinct.has(ref)) distinct.set(ref, transaction(ref));
-  return Promise.all(txRefs.map((ref) => distinct.get(ref) as Promise<JsonObject | null>));
+  return Promise.all(txRefs.map((ref) => distinct.get(ref) as Promise<Transaction | null>));
 }
 
-async function kycUser(userRef: string): Promise<JsonObject | null> {
+async function kycUser(userRef: string): Promise<ReturnType<typeof selectKycUser> | null> {
   const query = new URLSearchParams({ userRef, slug: STUB_CREDENTIALS.kycBusinessSlug });
   const answer = await getJson(kycPool, `${KYC_PATH}?${query.toString()}`, kycHeaders);
-  return answer === null ? null : mapKycUser(userRef, answer);
+  return answer === null ? null : selectKycUser(kycUserOf(answer, userRef));
 }
 
 /** The serialised GraphQL response of one request body, or undefined for an unknown document. */
@@ -291,7 +191,8 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     }
     reply(res, 200, await execute(parsed.query, variables));
   } catch (error) {
-    const status = error instanceof UpstreamFailure ? 502 : 400;
+    const status =
+      error instanceof UpstreamFailure || error instanceof UpstreamAnswerError ? 502 : 400;
     reply(res, status, JSON.stringify({ errors: [{ message: String(error) }] }));
   }
 }

@@ -118,9 +118,11 @@ function list<T extends string>(raw: string, allowed: readonly T[], name: string
 
 const FEATURE_MODE = argv.features === true;
 const DURATION_S = setting(argv.duration, 'BENCH_DURATION_S', FEATURE_MODE ? 4 : 6);
-const WARMUP_S = setting(argv.warmup, 'BENCH_WARMUP_S', FEATURE_MODE ? 1 : 2);
+// The features mode starts a new process for every run of a pair: a 1 s warm-up left the second
+// process of each pair measurably faster than the first (an order effect), hence 3 s there.
+const WARMUP_S = setting(argv.warmup, 'BENCH_WARMUP_S', FEATURE_MODE ? 3 : 2);
 /** Alternating pairs per feature and scenario in the features mode. */
-const PAIRS = setting(undefined, 'BENCH_FEATURE_PAIRS', 2);
+const PAIRS = setting(undefined, 'BENCH_FEATURE_PAIRS', 3);
 const CONNECTION_COUNTS = (argv.connections ?? process.env.BENCH_CONNECTIONS ?? '16,50')
   .split(',')
   .map((raw) => {

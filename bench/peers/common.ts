@@ -1,16 +1,17 @@
 /**
  * What the benchmark peers share: the gateway's public schema (schema.graphql), the upstream stub's
- * address and credentials, the normalization of upstream answers (the project's own zod shapes,
- * so that every system does the same per-record work and answers the same JSON), the upstream
- * reads of the mercurius peers, the few field resolvers beyond graphql's defaults, and the bare
- * peer's bearer-token check (jose, no cache) of the auth-on runs.
+ * address and credentials, the upstream reads of the mercurius peers (the answers mapped by the
+ * peers' own plain functions, mapping.ts), the scalars, and the bare peer's bearer-token check
+ * (jose, no cache) of the auth-on runs. Nothing here or in the peers comes from src/.
  */
 import { readFileSync } from 'node:fs';
 import { GraphQLScalarType } from 'graphql';
 import { jwtVerify } from 'jose';
 import { Pool } from 'undici';
-import { upstreamShapes } from '../../src/upstream/shapes.ts';
 import { STUB_CREDENTIALS } from '../queries.ts';
+import { type Json, kycUserOf, transactionOf } from './mapping.ts';
+
+export { kycUserOf, transactionOf };
 
 /**
  * The gateway's public SDL as printed by `npm run schema:print` (schema/ itself holds federation's
@@ -27,29 +28,15 @@ export const paymentPath = (txRef: string) =>
 export const kycPath = (userRef: string) =>
   `/api/v1/user/kyc?${new URLSearchParams({ userRef, slug: STUB_CREDENTIALS.kycBusinessSlug })}`;
 
-const shapes = upstreamShapes('UTC');
-
-/** A payment answer (parsed JSON) as the record the schema serves. */
-export function transactionOf(json: unknown, txRef: string) {
-  const answer = shapes.transactionResponse.parse(json);
-  return { txRef, event: answer.event, ...answer.data };
-}
-
-/** A KYC answer (parsed JSON) as the record the schema serves. */
-export function kycUserOf(json: unknown, userRef: string) {
-  const answer = shapes.kycResponse.parse(json);
-  return { ...answer.data, userRef: answer.data.userRef ?? userRef };
-}
-
 /**
  * The upstream reads of the mercurius peers: undici's Pool (keep-alive, 64 connections, as the
- * gateway), one GET per record, `null` for a 404, the record normalised by the shapes above.
+ * gateway), one GET per record, `null` for a 404, the record mapped by mapping.ts.
  */
 export function undiciUpstream() {
   const pool = new Pool(upstreamUrl, { connections: 64 });
-  async function get(path: string, headers: Record<string, string>): Promise<unknown> {
+  async function get(path: string, headers: Record<string, string>) {
     const response = await pool.request({ method: 'GET', path, headers });
-    const body = await response.body.json();
+    const body = (await response.body.json()) as Json;
     if (response.statusCode === 404) return null;
     if (response.statusCode !== 200) throw new Error(`upstream HTTP ${response.statusCode}`);
     return body;
@@ -69,15 +56,11 @@ export function undiciUpstream() {
 const identity = (name: string) =>
   new GraphQLScalarType({ name, serialize: (value) => value, parseValue: (value) => value });
 
-/** The resolvers beyond graphql's defaults (records already carry the schema's names). */
+/** The scalars; every field is graphql's default resolver (records carry the schema's names). */
 export const typeResolvers = {
   DateTime: identity('DateTime'),
   Decimal: identity('Decimal'),
   JSON: identity('JSON'),
-  KycUser: {
-    currentLevel: (user: { level: number; levels: Array<{ level: number }> }) =>
-      user.levels.find((level) => level.level === user.level) ?? null,
-  },
 };
 
 const secret = process.env.AUTH_JWT_SECRET;

@@ -1,6 +1,6 @@
 /**
  * Peer "mercurius-prod": Fastify 5 + mercurius 16 as its users deploy it for production, the
- * like-for-like competitor of the gateway (issue 23; docs/performance.md says why each piece is
+ * like-for-like competitor of the gateway (docs/performance.md says why each piece is
  * there and cites the libraries' documentation):
  *
  * - mercurius with graphql-jit (`jit: 1`), mercurius loaders on the root fields that read one

@@ -21,9 +21,6 @@ export interface Money {
   amountMinor: string;
 }
 
-/** A decimal number: JSON's number grammar, with leading zeros and surrounding space tolerated. */
-const DECIMAL = /^\s*(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?\s*$/;
-
 /**
  * Bounds the work an exponent can ask for: `1e-99999999` would otherwise expand to a hundred
  * million digits. No amount of money is anywhere near these magnitudes.
@@ -53,27 +50,56 @@ function pow10(exponent: number): bigint {
   return TEN ** BigInt(exponent);
 }
 
+/** Where the run of ASCII digits starting at `start` ends. */
+function digitsEnd(text: string, start: number): number {
+  let i = start;
+  for (let c = text.charCodeAt(i); c >= 0x30 && c <= 0x39; c = text.charCodeAt(i)) i += 1;
+  return i;
+}
+
 /**
  * The decimal written in `text` (`1500.50`, `-3`, `1.5e3`), or undefined when it is not a
  * decimal number, its exponent is out of bounds, or it is too large for a double (the Float
- * fields must stay finite).
+ * fields must stay finite). A decimal number is JSON's number grammar, with leading zeros and
+ * surrounding space tolerated; it is read character by character (this runs for every amount
+ * of every record).
  */
 export function parseDecimal(text: string): Decimal | undefined {
-  const match = DECIMAL.exec(text);
-  if (!match) return undefined;
-  const [, sign, whole = '0', fraction = '', exponentText] = match;
-  const exponent = exponentText === undefined ? 0 : Number(exponentText);
+  const core = text.trim();
+  const negative = core.charCodeAt(0) === 0x2d; /* - */
+  const wholeStart = negative ? 1 : 0;
+  let end = digitsEnd(core, wholeStart);
+  if (end === wholeStart) return undefined;
+  const whole = core.slice(wholeStart, end);
+  let fraction = '';
+  if (core.charCodeAt(end) === 0x2e /* . */) {
+    const fractionEnd = digitsEnd(core, end + 1);
+    if (fractionEnd === end + 1) return undefined;
+    fraction = core.slice(end + 1, fractionEnd);
+    end = fractionEnd;
+  }
+  let exponent = 0;
+  const e = core.charCodeAt(end);
+  if (e === 0x65 /* e */ || e === 0x45 /* E */) {
+    const sign = core.charCodeAt(end + 1);
+    const digitsStart = sign === 0x2b /* + */ || sign === 0x2d /* - */ ? end + 2 : end + 1;
+    const exponentEnd = digitsEnd(core, digitsStart);
+    if (exponentEnd === digitsStart) return undefined;
+    exponent = Number(core.slice(end + 1, exponentEnd));
+    end = exponentEnd;
+  }
+  if (end !== core.length) return undefined;
   if (Math.abs(exponent) > MAX_EXPONENT) return undefined;
+  // The same number as the decimal below, so the same double: infinite when it is too large.
+  if (!Number.isFinite(Number(core))) return undefined;
   let unscaled = BigInt(whole + fraction);
   let scale = fraction.length - exponent;
   if (scale < 0) {
     unscaled *= pow10(-scale);
     scale = 0;
   }
-  if (sign === '-') unscaled = -unscaled;
-  const decimal = { unscaled, scale };
-  if (!Number.isFinite(Number(formatDecimal(decimal, 0)))) return undefined;
-  return decimal;
+  if (negative) unscaled = -unscaled;
+  return { unscaled, scale };
 }
 
 /**
@@ -128,9 +154,9 @@ export function toMoney(amount: Decimal, currency: string): Money {
  * NGN is 1.01, where `Math.round(1.005 * 100) / 100` gives 1; KWD keeps 10.125).
  */
 export function toRoundedNumber(amount: Decimal, minorUnits: number): number {
-  const rounded = Number(
-    formatDecimal({ unscaled: roundToPlaces(amount, minorUnits), scale: minorUnits }, 0),
-  );
+  // The whole number of minor units with its exponent: the same rational as the decimal written
+  // out, so Number reads the same double from it, without writing the decimal out first.
+  const rounded = Number(`${roundToPlaces(amount, minorUnits)}e-${minorUnits}`);
   // -0 is a JSON 0, but keeps `Object.is` comparisons honest.
   return rounded === 0 ? 0 : rounded;
 }

@@ -13,27 +13,32 @@
 
 export type UpstreamTimeForm = 'payment' | 'kyc';
 
+const MONTH_NAMES = [
+  ['jan', 'january'],
+  ['feb', 'february'],
+  ['mar', 'march'],
+  ['apr', 'april'],
+  ['may', 'may'],
+  ['jun', 'june'],
+  ['jul', 'july'],
+  ['aug', 'august'],
+  ['sep', 'september'],
+  ['oct', 'october'],
+  ['nov', 'november'],
+  ['dec', 'december'],
+] as const;
+
 const MONTHS: ReadonlyMap<string, number> = new Map(
-  [
-    ['jan', 'january'],
-    ['feb', 'february'],
-    ['mar', 'march'],
-    ['apr', 'april'],
-    ['may', 'may'],
-    ['jun', 'june'],
-    ['jul', 'july'],
-    ['aug', 'august'],
-    ['sep', 'september'],
-    ['oct', 'october'],
-    ['nov', 'november'],
-    ['dec', 'december'],
-  ].flatMap(
+  MONTH_NAMES.flatMap(
     ([short, long], index): Array<[string, number]> => [
-      [short as string, index + 1],
-      [long as string, index + 1],
+      [short, index + 1],
+      [long, index + 1],
     ],
   ),
 ).set('sept', 9);
+
+/** `Jan`, `Feb`, …: the month as the payment service writes it. */
+const SHORT_MONTHS = MONTH_NAMES.map(([short]) => `${short[0]?.toUpperCase()}${short.slice(1)}`);
 
 const PAYMENT = /^([A-Za-z]{3,9})\.? (\d{1,2}), (\d{4}),? (\d{1,2}):(\d{2}):(\d{2}) ([AaPp][Mm])$/;
 const KYC = /^(\d{1,2})-(\d{1,2})-(\d{4}) (\d{1,2}):(\d{2}):(\d{2})$/;
@@ -128,23 +133,33 @@ function wallToInstant(
   ) {
     return undefined;
   }
+  if (day > daysInMonth(year, month)) return undefined;
   const wall = Date.UTC(year, month - 1, day, hour, minute, second);
-  const check = new Date(wall);
-  if (check.getUTCDate() !== day || check.getUTCMonth() !== month - 1) return undefined;
   if (zone === 'UTC') return wall;
-  // Every offset the zone could have near this time; keep those that reproduce the wall time.
-  const offsets = new Set([
-    offsetAt(wall - DAY_MS, zone),
-    offsetAt(wall, zone),
-    offsetAt(wall + DAY_MS, zone),
-  ]);
-  const instants = new Set<number>();
-  for (const offset of offsets) {
-    const instant = wall - offset;
-    if (offsetAt(instant, zone) === offset) instants.add(instant);
-  }
+  // Every offset the zone could have near this time; keep those that reproduce the wall time
+  // (distinct offsets give distinct instants).
+  const before = offsetAt(wall - DAY_MS, zone);
+  const same = offsetAt(wall, zone);
+  const after = offsetAt(wall + DAY_MS, zone);
+  let instant: number | undefined;
+  let found = 0;
+  const keep = (offset: number) => {
+    if (offsetAt(wall - offset, zone) === offset) {
+      instant = wall - offset;
+      found += 1;
+    }
+  };
+  keep(before);
+  if (same !== before) keep(same);
+  if (after !== before && after !== same) keep(after);
   // None: a DST gap (never happened). Two: the repeated hour (happened twice).
-  return instants.size === 1 ? [...instants][0] : undefined;
+  return found === 1 ? instant : undefined;
+}
+
+/** Days in a month of the proleptic Gregorian calendar (the one `Date` uses). */
+function daysInMonth(year: number, month: number): number {
+  if (month !== 2) return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+  return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
 }
 
 function parseIso(text: string): string | undefined {
@@ -157,15 +172,100 @@ function parseIso(text: string): string | undefined {
   return Number.isNaN(value) ? undefined : new Date(value).toISOString();
 }
 
+/** The number written by the ASCII digits `text[start..end)`, or -1 when one is not a digit. */
+function digitsAt(text: string, start: number, end: number): number {
+  let value = 0;
+  for (let i = start; i < end; i += 1) {
+    const d = text.charCodeAt(i) - 0x30;
+    // Past the end charCodeAt is NaN, which is no digit either.
+    if (!(d >= 0 && d <= 9)) return -1;
+    value = value * 10 + d;
+  }
+  return value;
+}
+
+/**
+ * The canonical payment form only — `Jan 5, 2024, 3:04:05 PM` as the payment service writes
+ * it: a three-letter month in title case, single spaces, a space or a narrow no-break space before
+ * AM/PM in capitals — read character by character, with no regular expression and no copy of the
+ * text. The instant; `NaN` when that wall time never happened or happened twice in the zone (or
+ * is no date); `undefined` for any other text, which then goes through {@link PAYMENT} (the
+ * accepted variations). Accepts nothing {@link PAYMENT} would refuse and reads it the same way.
+ */
+function canonicalPayment(text: string, zone: string): number | undefined {
+  const n = text.length;
+  if (text.charCodeAt(3) !== 0x20) return undefined;
+  const month = SHORT_MONTHS.indexOf(text.slice(0, 3)) + 1;
+  if (month === 0) return undefined;
+  const dayEnd = text.charCodeAt(5) === 0x2c /* , */ ? 5 : 6;
+  const day = digitsAt(text, 4, dayEnd);
+  let i = dayEnd;
+  if (day < 0 || text.charCodeAt(i) !== 0x2c || text.charCodeAt(i + 1) !== 0x20) return undefined;
+  const year = digitsAt(text, i + 2, i + 6);
+  i += 6;
+  if (year < 0 || text.charCodeAt(i) !== 0x2c || text.charCodeAt(i + 1) !== 0x20) return undefined;
+  i += 2;
+  const hourEnd = text.charCodeAt(i + 1) === 0x3a /* : */ ? i + 1 : i + 2;
+  const hour12 = digitsAt(text, i, hourEnd);
+  i = hourEnd;
+  if (hour12 < 0 || text.charCodeAt(i) !== 0x3a || text.charCodeAt(i + 3) !== 0x3a)
+    return undefined;
+  const minute = digitsAt(text, i + 1, i + 3);
+  const second = digitsAt(text, i + 4, i + 6);
+  i += 6;
+  const space = text.charCodeAt(i);
+  if (minute < 0 || second < 0 || (space !== 0x20 && space !== 0x202f) || i + 3 !== n) {
+    return undefined;
+  }
+  const meridiem = text.slice(i + 1);
+  // An hour outside 1-12 is refused by the patterns' reading.
+  if ((meridiem !== 'AM' && meridiem !== 'PM') || hour12 < 1 || hour12 > 12) return undefined;
+  const hour = (hour12 % 12) + (meridiem === 'PM' ? 12 : 0);
+  return wallToInstant(year, month, day, hour, minute, second, zone) ?? Number.NaN;
+}
+
+/**
+ * The canonical KYC form only — `05-01-2024 15:04:05`, two-digit fields — read character by
+ * character; the instant, `NaN` or `undefined` as {@link canonicalPayment}.
+ */
+function canonicalKyc(text: string, zone: string): number | undefined {
+  if (
+    text.length !== 19 ||
+    text.charCodeAt(2) !== 0x2d /* - */ ||
+    text.charCodeAt(5) !== 0x2d ||
+    text.charCodeAt(10) !== 0x20 ||
+    text.charCodeAt(13) !== 0x3a /* : */ ||
+    text.charCodeAt(16) !== 0x3a
+  ) {
+    return undefined;
+  }
+  const day = digitsAt(text, 0, 2);
+  const month = digitsAt(text, 3, 5);
+  const year = digitsAt(text, 6, 10);
+  const hour = digitsAt(text, 11, 13);
+  const minute = digitsAt(text, 14, 16);
+  const second = digitsAt(text, 17, 19);
+  if (day < 0 || month < 0 || year < 0 || hour < 0 || minute < 0 || second < 0) return undefined;
+  return wallToInstant(year, month, day, hour, minute, second, zone) ?? Number.NaN;
+}
+
 /**
  * The instant as ISO 8601 in UTC (`2024-01-05T15:04:05.000Z`), or `undefined` when the text
- * cannot be read with certainty.
+ * cannot be read with certainty. The forms the services write are read without a regular
+ * expression (the hot path: several times per record); other spellings through the patterns.
  */
 export function parseUpstreamTime(
   text: string,
   form: UpstreamTimeForm,
   zone: string,
 ): string | undefined {
+  const instant = form === 'payment' ? canonicalPayment(text, zone) : canonicalKyc(text, zone);
+  if (instant === undefined) return parseWithPatterns(text, form, zone);
+  return Number.isNaN(instant) ? undefined : new Date(instant).toISOString();
+}
+
+/** {@link parseUpstreamTime} for any spelling its forms allow. */
+function parseWithPatterns(text: string, form: UpstreamTimeForm, zone: string): string | undefined {
   const clean = text.replace(SPACES, ' ').trim();
   if (clean.includes('T')) return parseIso(clean);
   let instant: number | undefined;

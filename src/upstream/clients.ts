@@ -4,7 +4,6 @@
  * /api/v1/user/kyc?userRef=…&slug=…` with the secret key) — and the one rule set by which both
  * turn an HTTP answer into a normalized record, `null` (unknown) or a gateway error.
  */
-import type { z } from 'zod';
 import type { KycUpstreamConfig, PaymentUpstreamConfig, UpstreamPolicyConfig } from '../config.ts';
 import {
   UpstreamAuthFailedError,
@@ -19,6 +18,7 @@ import {
   moneySourceReviver,
   scanJson,
   type UpstreamKycUser,
+  type UpstreamShape,
   type UpstreamShapes,
   type UpstreamTransaction,
   upstreamShapes,
@@ -36,13 +36,13 @@ const NOT_FOUND =
  * not the documented JSON is a bad response. Never quotes the body. `reviver` sees the JSON
  * text of each value as it is parsed (its third argument), before numbers become doubles.
  */
-export function readAnswer<T extends z.ZodType>(
+export function readAnswer<T>(
   upstream: UpstreamName,
   result: HttpResult,
-  shape: T,
+  shape: UpstreamShape<T>,
   reviver?: (key: string, value: unknown, context?: { source?: string }) => unknown,
   identity?: { field: string; value: string },
-): z.output<T> | null {
+): T | null {
   const { status } = result;
   if (status === 404) return null;
   if (status === 401 || status === 403) throw new UpstreamAuthFailedError(upstream, status);

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { z } from 'zod';
 import {
   describeIssue,
   moneySourceReviver,
   scanJson,
+  type UpstreamIssue,
   upstreamShapes,
 } from '../../src/upstream/shapes.ts';
 
@@ -80,7 +80,7 @@ function parseTransaction(body: unknown) {
   return result.data;
 }
 
-function transactionError(body: unknown): z.ZodError {
+function transactionError(body: unknown): UpstreamIssue {
   const result = transactionResponseShape.safeParse(body);
   if (result.success) throw new Error('expected the record to be rejected');
   return result.error;
