@@ -82,7 +82,7 @@ const kinds: Array<{ name: string; texts: string[]; step: Step }> = [
         answer === null
           ? null
           : Object.assign(answer.data, { txRef: `NT-${i}`, event: answer.event });
-      return cache.store('transaction', `tx:${i}`, record, { fetchedAt: 0, final: true }, 3600);
+      return cache.store('transaction', `tx:${i}`, record, 0, 3600);
     },
   },
   {
@@ -90,7 +90,7 @@ const kinds: Array<{ name: string; texts: string[]; step: Step }> = [
     texts: kycBodies,
     step: (body, i, cache) => {
       const answer = readAnswer('kyc', result(body), shapes.kycResponse);
-      return cache.store('kyc', `kyc:${i}`, answer?.data, { fetchedAt: 0, final: false }, 60);
+      return cache.store('kyc', `kyc:${i}`, answer?.data, 0, 60);
     },
   },
 ];
