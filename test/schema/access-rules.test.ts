@@ -202,6 +202,6 @@ describe("docs/api.md's table of rules", () => {
   it('is the one the SDL prints (npm run schema:print writes it)', () => {
     const doc = readFileSync(join(ROOT, 'docs/api.md'), 'utf8');
     expect(withAccessTable(doc)).toBe(doc);
-    expect(doc).toContain('| `Mutation.verifyTransaction` | yes | `transactions:read` |  |');
+    expect(doc).toMatch(/\| `Mutation\.verifyTransaction` +\| yes +\| `transactions:read` +\| +\|/);
   });
 });
