@@ -147,7 +147,9 @@ function fieldCheck(
       const refusedRow = rowRefusal(viewer, row, entry);
       if (refusedRow) refusals.set(index, refusedRow);
     });
-    if (refusals.size > 0) refusedPositions.set(args, refusals);
+    // Set even when empty: an arguments object a compiled document reused would otherwise keep
+    // the refusals of an earlier caller.
+    refusedPositions.set(args, refusals);
   };
 }
 

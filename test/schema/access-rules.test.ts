@@ -18,6 +18,7 @@ import { buildSubgraph } from '../../src/graphql/federation.ts';
 import type { Resolvers } from '../../src/graphql/generated/resolvers-types.ts';
 import { resolvers } from '../../src/graphql/resolvers/index.ts';
 import { loadTypeDefs } from '../../src/pipeline.ts';
+import { codesOf, gql, startSandboxGateway } from '../helpers/gateway.ts';
 
 const ROOT = process.cwd();
 const dir = mkdtempSync(join(tmpdir(), 'access-rules-'));
@@ -125,6 +126,34 @@ describe('the rule a field declares is the rule it gets, before its resolver run
     const anonymous = await run('{ scoped }', NO_ACCESS);
     expect(anonymous.errors?.[0]?.extensions.code).toBe('UNAUTHENTICATED');
     expect(called).toEqual(['scoped', 'usr_1', 'usr_2']);
+  });
+});
+
+describe('a list argument checked entry by entry, whoever asked the same document before', () => {
+  it('answers each token by its own rights when one compiled document serves them in turn', async () => {
+    const setup = await startSandboxGateway();
+    try {
+      const endUser = await setup.gateway.token({
+        sub: 'usr_demo_tier1',
+        scope: null,
+        txRefs: ['NT-SUCCESS001'],
+      });
+      // One literal document (compiled once, its arguments possibly shared between runs).
+      const query = '{ transactions(txRefs: ["NT-SUCCESS001", "NT-FAILED001"]) { txRef } }';
+      for (const round of [1, 2]) {
+        const service = await gql(setup.gateway, query, {}, setup.token);
+        expect(service.errors, `round ${round}`).toBeUndefined();
+        expect(service.data).toEqual({
+          transactions: [{ txRef: 'NT-SUCCESS001' }, { txRef: 'NT-FAILED001' }],
+        });
+        const own = await gql(setup.gateway, query, {}, endUser);
+        expect(codesOf(own)).toEqual(['FORBIDDEN']);
+        expect(own.errors?.[0]?.path).toEqual(['transactions', 1]);
+        expect(own.data).toEqual({ transactions: [{ txRef: 'NT-SUCCESS001' }, null] });
+      }
+    } finally {
+      await setup.close();
+    }
   });
 });
 
