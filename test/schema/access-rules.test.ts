@@ -157,6 +157,34 @@ describe('a list argument checked entry by entry, whoever asked the same documen
   });
 });
 
+describe('the rule before the form of the arguments', () => {
+  it("refuses another user's KYC whatever the userRef, and checks the form for one's own", async () => {
+    const setup = await startSandboxGateway();
+    try {
+      const endUser = await setup.gateway.token({ sub: 'usr_demo_tier1', scope: null });
+      const ask = (userRef: string) =>
+        gql(
+          setup.gateway,
+          'query ($u: ID!) { kycUser(userRef: $u) { userRef } }',
+          { u: userRef },
+          endUser,
+        );
+      expect(codesOf(await ask('x'.repeat(200)))).toEqual(['FORBIDDEN']);
+      expect(codesOf(await ask('usr_demo_tier3'))).toEqual(['FORBIDDEN']);
+      expect(codesOf(await ask('usr_demo_tier1'))).toEqual([]);
+      const withScope = await gql(
+        setup.gateway,
+        'query ($u: ID!) { kycUser(userRef: $u) { userRef } }',
+        { u: 'x'.repeat(200) },
+        setup.token,
+      );
+      expect(codesOf(withScope)).toEqual(['BAD_USER_INPUT']);
+    } finally {
+      await setup.close();
+    }
+  });
+});
+
 describe('npm run schema:compat on a loosened rule', () => {
   const current = readFileSync(join(ROOT, 'schema.graphql'), 'utf8');
   const changelog = readFileSync(join(ROOT, 'CHANGELOG.md'), 'utf8');
