@@ -2,9 +2,10 @@
  * Who may read what, as the SDL declares it (schema/access.graphql): Federation's
  * `@authenticated` and `@requiresScopes`, and the gateway's `@rowRule` for the records an end
  * user's token may read. This module is the one place those rules are read and enforced:
- * {@link enforceAccessRules} wraps, once when the schema is built, every field that carries a
- * rule (its own or its return type's), every subscription's `subscribe`, and every entity type's
- * `__resolveReference` (`_entities`), so that every transport, `@defer`/`@stream` part and
+ * {@link enforceAccessRules} wraps, once when the schema is built, every root field and every
+ * other field whose rule (its own or its return type's) asks more than a token, every
+ * subscription's `subscribe`, and every entity type's `__resolveReference` (`_entities`), so
+ * that every transport, `@defer`/`@stream` part and
  * federation call goes through the same check, before the resolver and so before any upstream
  * call. It refuses to build a schema in which a root field, or a field of a `@personalData`
  * type, has no rule. `npm run schema:print`, `npm run schema:compat` and docs/api.md's table read
