@@ -9,13 +9,18 @@
  *
  * A breaking change is named by its schema coordinate in backticks, as GraphQL Inspector reports
  * it (`Transaction.rawStatus`, `Query.transaction.txRef`), anywhere in the Unreleased section.
+ * An access rule loosened (`@authenticated`, `@requiresScopes` or `@rowRule` removed from a field
+ * or type, a scope set that admits a token the old one refused, a row rule changed) is breaking
+ * too, named by the field's or type's coordinate: the diff alone calls a directive's removal
+ * dangerous at most, and who may read what is what a client and a reviewer must not miss.
  * Dangerous changes (say, a value added to an enum that clients may switch over) are listed and
  * do not fail. `--released`, `--current` and `--changelog` take other files (the tests use them).
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { type Change, CriticalityLevel, diff } from '@graphql-inspector/core';
-import { buildSchema } from 'graphql';
+import { buildSchema, type GraphQLSchema, isObjectType } from 'graphql';
+import { type AccessRule, accessRuleOf } from '../src/graphql/access.ts';
 
 export interface CompatReport {
   breaking: Change[];
@@ -39,16 +44,80 @@ export function coordinate(change: Change): string {
   return change.path ?? change.message;
 }
 
+/** Whether `rule` lets through any token at all without a check (no rule, or none). */
+function demandsToken(rule: AccessRule | undefined): boolean {
+  return rule !== undefined && (rule.authenticated || rule.scopes !== undefined || !!rule.row);
+}
+
+/** Why `now` admits a token `before` refused, or undefined when it is at least as strict. */
+function loosening(before: AccessRule, now: AccessRule | undefined): string | undefined {
+  if (demandsToken(before) && !demandsToken(now)) return 'no longer needs a token';
+  if (before.scopes) {
+    const stricter = now?.scopes?.every((set) =>
+      before.scopes?.some((old) => old.every((scope) => set.includes(scope))),
+    );
+    if (!stricter) return 'needs fewer scopes than before';
+  }
+  if (before.row) {
+    const row = now?.row;
+    if (
+      !row ||
+      row.rule !== before.row.rule ||
+      row.by !== before.row.by ||
+      row.anyWith !== before.row.anyWith
+    ) {
+      return `row rule ${before.row.rule} removed or changed`;
+    }
+  }
+  return undefined;
+}
+
+/** Each type and field whose access rule `current` loosens, as a breaking change. */
+export function loosenedRules(released: GraphQLSchema, current: GraphQLSchema): Change[] {
+  const changes: Change[] = [];
+  const compare = (path: string, before: AccessRule | undefined, now: AccessRule | undefined) => {
+    const why = before && loosening(before, now);
+    if (!why) return;
+    const message = `The access rule of '${path}' was loosened: it ${why}.`;
+    changes.push({
+      type: 'ACCESS_RULE_LOOSENED',
+      message,
+      path,
+      meta: {},
+      criticality: { level: CriticalityLevel.Breaking, reason: message },
+    });
+  };
+  for (const type of Object.values(released.getTypeMap())) {
+    if (!isObjectType(type) || type.name.startsWith('__')) continue;
+    const now = current.getType(type.name);
+    if (!isObjectType(now)) continue;
+    compare(type.name, accessRuleOf(released, type), accessRuleOf(current, now));
+    const fields = now.getFields();
+    for (const field of Object.values(type.getFields())) {
+      const nowField = fields[field.name];
+      if (!nowField) continue;
+      compare(
+        `${type.name}.${field.name}`,
+        accessRuleOf(released, field),
+        accessRuleOf(current, nowField),
+      );
+    }
+  }
+  return changes;
+}
+
 export async function compareSchemas(
   released: string,
   current: string,
   changelog: string,
 ): Promise<CompatReport> {
-  const changes = await diff(buildSchema(released), buildSchema(current));
+  const before = buildSchema(released);
+  const now = buildSchema(current);
+  const changes = await diff(before, now);
   const section = unreleasedSection(changelog);
   const level = (wanted: CriticalityLevel) =>
     changes.filter((change) => change.criticality.level === wanted);
-  const breaking = level(CriticalityLevel.Breaking);
+  const breaking = [...level(CriticalityLevel.Breaking), ...loosenedRules(before, now)];
   return {
     breaking,
     unnamed: breaking.filter((change) => !section.includes(`\`${coordinate(change)}\``)),

@@ -1,6 +1,6 @@
 /**
- * Who is asking, and what they may read: the viewer a client token names (its subject, scopes
- * and `txRefs` claim) and the rules of access by scope or ownership. Tokens are verified with
+ * Who is asking: the viewer a client token names (its subject, scopes and `txRefs` claim). What
+ * each viewer may read is declared in the SDL and enforced by src/graphql/access.ts. Tokens are verified with
  * jose: HS256 with `AUTH_JWT_SECRET`, or RS256/ES256 from
  * `AUTH_JWKS_URL`. The algorithm list is pinned per key, so `alg: none` and algorithm confusion
  * (an HS256 token keyed with a public key) are refused.
@@ -16,7 +16,7 @@ import {
 } from 'jose';
 import { LRUCache } from 'lru-cache';
 import type { AuthConfig } from './config.ts';
-import { ForbiddenError, UnauthenticatedError } from './errors.ts';
+import { UnauthenticatedError } from './errors.ts';
 import { isTxRef } from './model/input.ts';
 
 export const SCOPE_TRANSACTIONS = 'transactions:read';
@@ -53,46 +53,6 @@ export const UNCHECKED_VIEWER: Viewer = {
   // Nothing is verified: every request is the same caller, whatever its header says.
   tokenId: 'unchecked',
 };
-
-/** Throws FORBIDDEN unless the viewer may read any transaction (`verifyTransaction`). */
-export function assertCanReadTransactions(viewer: Viewer): void {
-  if (!viewer.scopes.has(SCOPE_TRANSACTIONS)) {
-    throw new ForbiddenError(`This field needs the scope ${SCOPE_TRANSACTIONS}.`);
-  }
-}
-
-/**
- * Whether the viewer may read the payment `txRef`: with `transactions:read` any, otherwise only
- * those listed in its token's `txRefs` claim. Decided before any loader, so a refusal costs no
- * upstream call.
- */
-export function canReadTransaction(viewer: Viewer, txRef: string): boolean {
-  return viewer.scopes.has(SCOPE_TRANSACTIONS) || viewer.txRefs.has(txRef);
-}
-
-/** The refusal of a payment the viewer may not read ({@link canReadTransaction}). */
-export function transactionForbidden(): ForbiddenError {
-  return new ForbiddenError(
-    `This token may read only the payments listed in its txRefs claim; others need the scope ${SCOPE_TRANSACTIONS}.`,
-  );
-}
-
-/** Throws FORBIDDEN unless the viewer may read the payment `txRef`. */
-export function assertCanReadTransaction(viewer: Viewer, txRef: string): void {
-  if (!canReadTransaction(viewer, txRef)) throw transactionForbidden();
-}
-
-/**
- * Throws FORBIDDEN unless the viewer may read this user's KYC: with `kyc:read` any user,
- * otherwise only the user named by the token's own `sub`.
- */
-export function assertCanReadKyc(viewer: Viewer, userRef: string): void {
-  if (viewer.scopes.has(SCOPE_KYC)) return;
-  if (viewer.subject !== undefined && viewer.subject === userRef) return;
-  throw new ForbiddenError(
-    `This token may read only its own KYC details; reading another user's needs the scope ${SCOPE_KYC}.`,
-  );
-}
 
 const SYMMETRIC = ['HS256'];
 /** Longest time a verified token is remembered without checking its signature again. */

@@ -791,11 +791,15 @@ export function settingsTable(): string {
     const description = `${setting.description}${setting.secret ? ' Secret.' : ''}`;
     return [`\`${name}\``, cell(fallback), cell(description)];
   });
-  const header = ['Variable', 'Default', 'Meaning'];
+  return markdownTable(['Variable', 'Default', 'Meaning'], rows);
+}
+
+/** A Markdown table of docs/, its columns aligned as the formatter aligns them. */
+export function markdownTable(header: readonly string[], rows: readonly string[][]): string {
   const widths = header.map((title, column) =>
     Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
   );
-  const line = (cells: string[]) =>
+  const line = (cells: readonly string[]) =>
     `| ${cells.map((text, column) => text.padEnd(widths[column] ?? 0)).join(' | ')} |`;
   return [line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)].join(
     '\n',

@@ -16,6 +16,7 @@ import { buildSubgraphSchema, type GraphQLResolverMap } from '@apollo/subgraph';
 import { type GraphQLFieldResolver, type GraphQLSchema, isObjectType, Kind, parse } from 'graphql';
 import type { GraphQLContext } from '../context.ts';
 import { BadUserInputError, ForbiddenError } from '../errors.ts';
+import { enforceAccessRules } from './access.ts';
 import type { Resolvers } from './generated/resolvers-types.ts';
 
 export interface SubgraphSchemaOptions {
@@ -35,6 +36,8 @@ export function buildSubgraph(options: SubgraphSchemaOptions): GraphQLSchema {
       resolvers: withUnsharedReferences(options.resolvers),
     },
   ]);
+  // The SDL's access rules, on every field and entity reference (graphql/access.ts).
+  enforceAccessRules(schema);
   const fields = schema.getQueryType()?.getFields();
   const entities = fields?._entities;
   const service = fields?._service;

@@ -13,6 +13,7 @@ import { createGatewayRuntime, type GatewayRuntime } from '@graphql-hive/gateway
 import { composeServices } from '@theguild/federation-composition';
 import { parse } from 'graphql';
 import { createYoga } from 'graphql-yoga';
+import { type JWTPayload, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   codesOf,
@@ -22,6 +23,7 @@ import {
   sandboxUpstreams,
   startGateway,
   startSandboxGateway,
+  TEST_JWT_SECRET,
   type TestGateway,
 } from '../helpers/gateway.ts';
 
@@ -488,5 +490,109 @@ describe('MAX_RECORDS_PER_REQUEST and _service', () => {
     );
     expect(introspection.data ?? null).toBeNull();
     expect(new Set(codesOf(introspection))).toEqual(new Set(['GRAPHQL_VALIDATION_FAILED']));
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// A router that enforces the SDL's scope rules itself (docs/federation.md, "Access rules at the
+// router"): Hive Gateway with Generic Auth in the protect-granular mode, reading the
+// `@authenticated` and `@requiresScopes` that composition carried from the gateway's SDL.
+
+describe('a router enforcing the scope rules, the gateway the row rules', () => {
+  let guarded: GatewayRuntime;
+  let guardedServer: Server;
+  let guardedUrl: string;
+  /** The subgraph calls the router made, by subgraph URL. */
+  const fetched: string[] = [];
+
+  beforeAll(async () => {
+    const secret = new TextEncoder().encode(TEST_JWT_SECRET);
+    guarded = createGatewayRuntime({
+      supergraph: supergraphSdl,
+      logging: false,
+      genericAuth: {
+        mode: 'protect-granular',
+        rejectUnauthenticated: false,
+        // The router verifies the token as the gateway does (same secret), then reads its scopes.
+        resolveUserFn: async (context) => {
+          const header = context.request.headers.get('authorization') ?? '';
+          const token = /^Bearer\s+(\S+)$/i.exec(header)?.[1];
+          if (!token) return null;
+          try {
+            return (await jwtVerify(token, secret, { algorithms: ['HS256'] })).payload;
+          } catch {
+            return null;
+          }
+        },
+        extractScopes: (claims: JWTPayload) =>
+          [claims.scope ?? []].flat().flatMap((scope) => String(scope).split(' ')),
+      },
+      propagateHeaders: {
+        fromClientToSubgraphs: ({ request }) => ({
+          authorization: request.headers.get('authorization'),
+        }),
+      },
+      plugins: () => [{ onFetch: ({ url }) => void fetched.push(url) }],
+    });
+    ({ url: guardedUrl, server: guardedServer } = await listen(createServer(guarded)));
+  });
+
+  afterAll(async () => {
+    guardedServer?.closeAllConnections();
+    guardedServer?.close();
+    await guarded?.dispose();
+  });
+
+  const viaGuarded = (query: string, token: string | null) =>
+    gql({ url: guardedUrl.replace(/\/graphql$/, '') }, query, {}, token);
+  const gatewayCalls = () => fetched.filter((url) => url.startsWith(setup.gateway.url)).length;
+
+  it('the supergraph shows the scope rules', () => {
+    expect(supergraphSdl).toMatch(
+      /\n {2}verifyTransaction\([^)]*\): Transaction [^\n]*@requiresScopes\(scopes: \[\["transactions:read"\]\]\)/,
+    );
+    expect(supergraphSdl).toMatch(/\n {2}transaction\([^)]*\): Transaction [^\n]*@authenticated/);
+  });
+
+  it('refuses a scope-less token asking for verifyTransaction before calling the gateway', async () => {
+    const endUser = await setup.gateway.token({
+      sub: 'usr_demo_tier1',
+      scope: null,
+      txRefs: ['NT-SUCCESS001'],
+    });
+    const before = gatewayCalls();
+    const response = await viaGuarded(
+      'mutation { verifyTransaction(txRef: "NT-SUCCESS001") { status } }',
+      endUser,
+    );
+    expect(response.errors?.length).toBeGreaterThan(0);
+    expect(
+      (response.data as { verifyTransaction?: unknown } | null)?.verifyTransaction ?? null,
+    ).toBeNull();
+    expect(gatewayCalls()).toBe(before);
+    // A service token goes through.
+    const allowed = await viaGuarded(
+      'mutation { verifyTransaction(txRef: "NT-SUCCESS001") { status } }',
+      setup.token,
+    );
+    expect(allowed.errors).toBeUndefined();
+    expect(allowed.data).toEqual({ verifyTransaction: { status: 'SUCCESSFUL' } });
+    expect(gatewayCalls()).toBe(before + 1);
+  });
+
+  it('lets an end user through to its own payment, and the gateway refuses another one (FORBIDDEN)', async () => {
+    const endUser = await setup.gateway.token({
+      sub: 'usr_demo_tier1',
+      scope: null,
+      txRefs: ['NT-SUCCESS001'],
+    });
+    const own = await viaGuarded('{ transaction(txRef: "NT-SUCCESS001") { status } }', endUser);
+    expect(own.errors).toBeUndefined();
+    expect(own.data).toEqual({ transaction: { status: 'SUCCESSFUL' } });
+    const before = gatewayCalls();
+    const foreign = await viaGuarded('{ transaction(txRef: "NT-FAILED001") { status } }', endUser);
+    expect(gatewayCalls()).toBe(before + 1);
+    expect(codesOf(foreign)).toEqual(['FORBIDDEN']);
+    expect(foreign.data).toEqual({ transaction: null });
   });
 });

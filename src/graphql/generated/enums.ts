@@ -46,6 +46,15 @@ export const PaymentProblem = {
 } as const;
 
 export type PaymentProblem = typeof PaymentProblem[keyof typeof PaymentProblem];
+/** The records a token without the rule's scope may read. */
+export const RowRule = {
+  /** The end user named by the token's `sub` (their own KYC record). */
+  OWN_KYC_RECORD: 'OWN_KYC_RECORD',
+  /** The payments listed in the token's `txRefs` claim. */
+  OWN_PAYMENTS: 'OWN_PAYMENTS'
+} as const;
+
+export type RowRule = typeof RowRule[keyof typeof RowRule];
 /** Normalised transaction status. */
 export const TransactionStatus = {
   /** Not paid, final (upstream FAILED, FAILURE or DECLINED). */

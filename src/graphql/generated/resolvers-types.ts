@@ -348,6 +348,13 @@ export type QueryTransactionsArgs = {
   txRefs: Array<Scalars['ID']['input']>;
 };
 
+/** The records a token without the rule's scope may read. */
+export type RowRule =
+  /** The end user named by the token's `sub` (their own KYC record). */
+  | 'OWN_KYC_RECORD'
+  /** The payments listed in the token's `txRefs` claim. */
+  | 'OWN_PAYMENTS';
+
 /** Live updates, served over Server-Sent Events. */
 export type Subscription = {
   __typename?: 'Subscription';
@@ -552,7 +559,6 @@ export type FederationReferenceTypes = {
 /** Mapping between all available schema types and the resolvers types */
 export type ResolversTypes = {
   Card: ResolverTypeWrapper<UpstreamCard>;
-  String: ResolverTypeWrapper<Scalars['String']['output']>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   Customer: ResolverTypeWrapper<UpstreamCustomer>;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
@@ -572,16 +578,17 @@ export type ResolversTypes = {
   PaymentConfirmation: ResolverTypeWrapper<Omit<PaymentConfirmation, 'transaction'> & { transaction?: Maybe<ResolversTypes['Transaction']> }>;
   PaymentProblem: PaymentProblem;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  RowRule: RowRule;
   Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Transaction: ResolverTypeWrapper<UpstreamTransaction>;
   Float: ResolverTypeWrapper<Scalars['Float']['output']>;
   TransactionStatus: TransactionStatus;
+  String: ResolverTypeWrapper<Scalars['String']['output']>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
 export type ResolversParentTypes = {
   Card: UpstreamCard;
-  String: Scalars['String']['output'];
   Int: Scalars['Int']['output'];
   Customer: UpstreamCustomer;
   DateTime: Scalars['DateTime']['output'];
@@ -602,7 +609,20 @@ export type ResolversParentTypes = {
   Subscription: Record<PropertyKey, never>;
   Transaction: UpstreamTransaction;
   Float: Scalars['Float']['output'];
+  String: Scalars['String']['output'];
 };
+
+export type PersonalDataDirectiveArgs = { };
+
+export type PersonalDataDirectiveResolver<Result, Parent, ContextType = GraphQLContext, Args = PersonalDataDirectiveArgs> = DirectiveResolverFn<Result, Parent, ContextType, Args>;
+
+export type RowRuleDirectiveArgs = {
+  anyWith: Scalars['String']['input'];
+  by: Scalars['String']['input'];
+  rule: RowRule;
+};
+
+export type RowRuleDirectiveResolver<Result, Parent, ContextType = GraphQLContext, Args = RowRuleDirectiveArgs> = DirectiveResolverFn<Result, Parent, ContextType, Args>;
 
 export type CardResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Card'] = ResolversParentTypes['Card']> = {
   cardType?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
@@ -750,3 +770,7 @@ export type Resolvers<ContextType = GraphQLContext> = {
   Transaction?: TransactionResolvers<ContextType>;
 };
 
+export type DirectiveResolvers<ContextType = GraphQLContext> = {
+  personalData?: PersonalDataDirectiveResolver<any, any, ContextType>;
+  rowRule?: RowRuleDirectiveResolver<any, any, ContextType>;
+};

@@ -1,15 +1,17 @@
-import { canReadTransaction, transactionForbidden } from '../../../auth.ts';
 import { BadUserInputError } from '../../../errors.ts';
 import { checkTxRef } from '../../../model/input.ts';
 import type { UpstreamTransaction } from '../../../upstream/shapes.ts';
+import { positionRefusals } from '../../access.ts';
 import type { QueryResolvers } from '../../generated/resolvers-types.ts';
 
 /**
  * Every reference is checked before any is loaded, so one bad entry fails the whole field with
  * no upstream call. Each position is its own promise: a failure stays at its index. A reference
- * the viewer may not read is refused at its position, and never loaded.
+ * the SDL's row rule refuses to the viewer (graphql/access.ts) is refused at its position, and
+ * never loaded.
  */
-export const transactions: NonNullable<QueryResolvers['transactions']> = (_, { txRefs }, ctx) => {
+export const transactions: NonNullable<QueryResolvers['transactions']> = (_, args, ctx) => {
+  const { txRefs } = args;
   const max = ctx.settings.maxBatchSize;
   if (txRefs.length > max) {
     throw new BadUserInputError(`txRefs may hold at most ${max} entries (duplicates counted).`);
@@ -28,9 +30,9 @@ export const transactions: NonNullable<QueryResolvers['transactions']> = (_, { t
   // hence the widening cast.
   // A failed read is the Error value at its position, never a rejection: graphql-jit's list
   // code miscounts rejections that settle out of order (each reference settles on its own).
-  return txRefs.map((ref) =>
-    canReadTransaction(ctx.viewer, ref)
-      ? ctx.loaders.transaction.load(ref).catch((error: unknown) => error)
-      : transactionForbidden(),
+  const refused = positionRefusals(args);
+  return txRefs.map(
+    (ref, index) =>
+      refused.get(index) ?? ctx.loaders.transaction.load(ref).catch((error: unknown) => error),
   ) as Array<Promise<UpstreamTransaction>>;
 };

@@ -3,7 +3,6 @@
  * level's or check's status; completes quietly at the watch time, or when the client leaves.
  * The polling and the pushed notifications are the live hub's (src/live/).
  */
-import { assertCanReadKyc } from '../../../auth.ts';
 import { checkText } from '../../../model/input.ts';
 import type { UpstreamKycUser } from '../../../upstream/shapes.ts';
 import type { SubscriptionResolvers } from '../../generated/resolvers-types.ts';
@@ -12,9 +11,9 @@ type Payload = { kycStatus: UpstreamKycUser };
 
 export const kycStatus: NonNullable<SubscriptionResolvers['kycStatus']> = {
   subscribe: async function* (_, { userRef }, ctx): AsyncGenerator<Payload> {
-    // Input and authorization checks come before any read or poll, as for kycUser.
+    // The input check comes before any read or poll, as for kycUser (and the SDL's access
+    // rule before it).
     checkText('userRef', userRef, 128);
-    assertCanReadKyc(ctx.viewer, userRef);
     for await (const record of ctx.live.watchKyc(userRef, ctx.signal(), ctx.caller)) {
       yield { kycStatus: record };
     }
