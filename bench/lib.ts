@@ -334,8 +334,9 @@ export function gatewayEnv(
   };
 }
 
+/** The gateway's start lines: plain in development, JSON lines (`… ready in … ms`) in production. */
 export const GATEWAY_PORT =
-  /serving GraphQL at http:\/\/127\.0\.0\.1:(\d+)\/graphql[\s\S]*Ready in/;
+  /serving GraphQL at http:\/\/127\.0\.0\.1:(\d+)\/graphql[\s\S]*[Rr]eady in/;
 export const JSON_PORT = /\{"port":(\d+)\}/;
 
 /** Posts one GraphQL body and returns the parsed answer (throws on a non-200). */
