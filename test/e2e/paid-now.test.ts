@@ -14,7 +14,6 @@
  *   lets them confirm again. Each replica says at start that this Redis can lose claims.
  */
 import { spawn } from 'node:child_process';
-import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../helpers/eventually.ts';
 import { type Fixture, kycBody, startFixture, transactionBody } from '../helpers/fixture.ts';
@@ -27,6 +26,7 @@ import {
   testToken,
 } from '../helpers/processes.ts';
 import { skipRedisTests, startRedis, type TestRedis } from '../helpers/redis.ts';
+import { signWebhook } from '../helpers/webhook-signature.ts';
 
 const skip = skipRedisTests('paid-now');
 
@@ -110,17 +110,14 @@ async function confirm(gateway: GatewayProcess, txRef: string, order: string) {
   return { ...answer, errors: body.errors as Confirmation['errors'] };
 }
 
-/** `t=<t>,v1=<HMAC-SHA256 of "<t>.<body>">`. */
-function sign(body: string): string {
-  const t = Math.floor(Date.now() / 1000);
-  return `t=${t},v1=${createHmac('sha256', SECRET).update(`${t}.${body}`).digest('hex')}`;
-}
-
 async function notify(gateway: GatewayProcess, txRef: string): Promise<number> {
   const body = JSON.stringify({ event: 'PAYMENT_UPDATED', data: { txRef } });
   const response = await fetch(`${gateway.url}/webhooks/payment`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-webhook-signature': sign(body) },
+    headers: {
+      'content-type': 'application/json',
+      'x-webhook-signature': signWebhook(body, [SECRET]),
+    },
     body,
     signal: AbortSignal.timeout(10_000),
   });

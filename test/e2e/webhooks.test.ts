@@ -7,7 +7,6 @@
  * KYC notifications, and its ownership rule. The signatures here are made with node:crypto
  * directly, not with the gateway's own signer.
  */
-import { createHmac } from 'node:crypto';
 import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient as createSseClient } from 'graphql-sse';
@@ -26,6 +25,7 @@ import {
   testToken,
 } from '../helpers/processes.ts';
 import { type RedisBench, skipRedisTests, startRedisBench } from '../helpers/redis.ts';
+import { signWebhook } from '../helpers/webhook-signature.ts';
 
 const skip = skipRedisTests('webhooks');
 const SECRET = 'whsec_test_current_0123456789abcdef';
@@ -33,12 +33,9 @@ const OLD_SECRET = 'whsec_test_previous_0123456789abcdef';
 const POLL_MS = 2000;
 const BACKOFF = 10;
 
-/** `t=<t>,v1=<HMAC-SHA256 of "<t>.<body>">` for each secret. */
-function sign(body: string, secrets: string[] = [SECRET], t = Math.floor(Date.now() / 1000)) {
-  const v1 = secrets.map(
-    (secret) => `v1=${createHmac('sha256', secret).update(`${t}.${body}`).digest('hex')}`,
-  );
-  return [`t=${t}`, ...v1].join(',');
+/** The signature header for `body`, with the current secret unless told. */
+function sign(body: string, secrets: string[] = [SECRET], t?: number): string {
+  return signWebhook(body, secrets, t);
 }
 
 interface Answer {
