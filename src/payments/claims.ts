@@ -264,11 +264,6 @@ export class RedisClaimStore implements ClaimStore {
     return this.#connection.key('confirm', CLAIM_FORMAT, hashedKeyPart(txRef));
   }
 
-  /** `<prefix>:confirm:v1:ledger`: the marker that tells whether the claims are all there. */
-  ledgerKey(): string {
-    return ledgerKey(this.#connection);
-  }
-
   async claim(txRef: string, orderId: string): Promise<boolean> {
     const key = this.key(txRef);
     const claim: Claim = { orderId, confirmedAt: Date.now() };
@@ -293,7 +288,7 @@ export class RedisClaimStore implements ClaimStore {
     const before = this.#seen;
     const args = ledgerArgs(before);
     const marker = this.#adopt(
-      await this.#connection.script(CHECK_LEDGER, [this.ledgerKey()], args),
+      await this.#connection.script(CHECK_LEDGER, [ledgerKey(this.#connection)], args),
     );
     const ledger = marker.startsWith('lost:')
       ? 'lost'
@@ -320,7 +315,7 @@ export class RedisClaimStore implements ClaimStore {
     const reply = await this.#redis(() =>
       this.#connection.script(
         script,
-        [this.ledgerKey(), key],
+        [ledgerKey(this.#connection), key],
         [...ledgerArgs(this.#seen), ...args],
       ),
     );
@@ -352,7 +347,10 @@ export class RedisClaimStore implements ClaimStore {
   }
 }
 
-/** The ledger's key, for the store and for `npm run claims:acknowledge`. */
+/**
+ * `<prefix>:confirm:v1:ledger`: the marker that tells whether the claims are all there, for the
+ * store and for `npm run claims:acknowledge`.
+ */
 export function ledgerKey(connection: RedisConnection): string {
   return connection.key('confirm', CLAIM_FORMAT, 'ledger');
 }
