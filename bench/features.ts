@@ -107,11 +107,35 @@ export const NOT_SWITCHABLE: Array<{ name: string; why: string }> = [
 export interface PairResult {
   bareRps: number;
   featureRps: number;
+  /**
+   * µs of the process's CPU per request answered (its CPU time over the run ÷ requests): unlike
+   * req/s, this does not move when other processes take the core from it.
+   */
+  bareCpuUs?: number;
+  featureCpuUs?: number;
 }
 
-/** 1 − feature ÷ bare, the median over the pairs. */
+/** 1 − feature ÷ bare (req/s), the median over the pairs. */
 export function share(pairs: PairResult[]): number {
-  const shares = pairs.map((p) => 1 - p.featureRps / p.bareRps).sort((a, b) => a - b);
+  return median(pairs.map((p) => 1 - p.featureRps / p.bareRps));
+}
+
+/**
+ * The same share from CPU per request: 1 − bare's µs ÷ the feature's µs, which is what the
+ * req/s share would be on a core of its own. The median over the pairs that have both figures.
+ */
+export function cpuShare(pairs: PairResult[]): number {
+  return median(
+    pairs.flatMap((p) =>
+      p.bareCpuUs !== undefined && p.featureCpuUs !== undefined && p.featureCpuUs > 0
+        ? [1 - p.bareCpuUs / p.featureCpuUs]
+        : [],
+    ),
+  );
+}
+
+function median(values: number[]): number {
+  const shares = [...values].sort((a, b) => a - b);
   if (shares.length === 0) return Number.NaN;
   const middle = Math.floor(shares.length / 2);
   return shares.length % 2 === 1

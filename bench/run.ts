@@ -32,7 +32,10 @@
  *                      of requests per scenario, auth on by default. Unlike req/s, this does not
  *                      move with the machine's load, so it can compare changes on a noisy machine.
  *   --features         instead of the tables: the gateway's bare pipeline, then each production
- *                      feature added alone, in alternating pairs (bench/features.ts).
+ *                      feature added alone, in alternating pairs (bench/features.ts); each share
+ *                      from req/s and from µs of CPU per request (which does not move with the
+ *                      machine's load). BENCH_FEATURE_PAIRS pairs (default 3); BENCH_FEATURE_NAMES
+ *                      (words, comma-separated) keeps only the features whose name holds one.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -40,6 +43,7 @@ import { cpus } from 'node:os';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
 import {
   BARE_ENV,
+  cpuShare,
   FEATURES,
   type Feature,
   NOT_SWITCHABLE,
@@ -123,6 +127,15 @@ const DURATION_S = setting(argv.duration, 'BENCH_DURATION_S', FEATURE_MODE ? 4 :
 const WARMUP_S = setting(argv.warmup, 'BENCH_WARMUP_S', FEATURE_MODE ? 3 : 2);
 /** Alternating pairs per feature and scenario in the features mode. */
 const PAIRS = setting(undefined, 'BENCH_FEATURE_PAIRS', 3);
+/** The features measured: those whose name holds one of these words (all when unset). */
+const FEATURE_WORDS = (process.env.BENCH_FEATURE_NAMES ?? '')
+  .split(',')
+  .map((word) => word.trim())
+  .filter(Boolean);
+const CHOSEN_FEATURES = FEATURES.filter(
+  (feature) =>
+    FEATURE_WORDS.length === 0 || FEATURE_WORDS.some((word) => feature.name.includes(word)),
+);
 const CONNECTION_COUNTS = (argv.connections ?? process.env.BENCH_CONNECTIONS ?? '16,50')
   .split(',')
   .map((raw) => {
@@ -694,7 +707,8 @@ async function features(stub: Started, reference: Started): Promise<void> {
   const bearer = { authorization: `Bearer ${await benchToken()}` };
   const scenarios = SCENARIOS.filter((s) => SCENARIO_IDS.includes(s.id));
   const minutes = Math.ceil(
-    (scenarios.length * (FEATURES.length * PAIRS * 2 + 1) * (WARMUP_S + DURATION_S + 2)) / 60,
+    (scenarios.length * (CHOSEN_FEATURES.length * PAIRS * 2 + 1) * (WARMUP_S + DURATION_S + 2)) /
+      60,
   );
   console.log(
     `bench --features: ${PAIRS} alternating pairs per feature, ${CONNECTIONS} connections, scenarios ${SCENARIO_IDS.join(', ')}; about ${minutes} minutes`,
@@ -703,7 +717,8 @@ async function features(stub: Started, reference: Started): Promise<void> {
     id: string;
     limitRps: number;
     bareRps: number[];
-    features: Array<{ name: string; pairs: PairResult[]; share: number }>;
+    bareCpuUs: number[];
+    features: Array<{ name: string; pairs: PairResult[]; share: number; cpuShare: number }>;
   }> = [];
   for (const scenario of scenarios) {
     const tag = `F${scenario.id}`;
@@ -724,9 +739,10 @@ async function features(stub: Started, reference: Started): Promise<void> {
       id: scenario.id,
       limitRps: limit.rps,
       bareRps: [] as number[],
-      features: [] as Array<{ name: string; pairs: PairResult[]; share: number }>,
+      bareCpuUs: [] as number[],
+      features: [] as Array<{ name: string; pairs: PairResult[]; share: number; cpuShare: number }>,
     };
-    for (const feature of FEATURES) {
+    for (const feature of CHOSEN_FEATURES) {
       const variant = await startFeatureGateway(stub, feature);
       const variantUrl = `http://127.0.0.1:${variant.port}/graphql`;
       const headers = feature.token ? bearer : {};
@@ -765,14 +781,22 @@ async function features(stub: Started, reference: Started): Promise<void> {
             );
           }
         }
-        pairs.push({ bareRps: bareResult.rps, featureRps: featureResult.rps });
+        const cpuUs = (r: TargetResult) => (r.cpu / Math.max(1e-9, r.rps)) * 1e6;
+        pairs.push({
+          bareRps: bareResult.rps,
+          featureRps: featureResult.rps,
+          bareCpuUs: cpuUs(bareResult),
+          featureCpuUs: cpuUs(featureResult),
+        });
         row.bareRps.push(bareResult.rps);
+        row.bareCpuUs.push(cpuUs(bareResult));
       }
       await variant.stop();
       const cost = share(pairs);
-      row.features.push({ name: feature.name, pairs, share: cost });
+      const cpuCost = cpuShare(pairs);
+      row.features.push({ name: feature.name, pairs, share: cost, cpuShare: cpuCost });
       console.log(
-        `${scenario.id} ${feature.name}: ${pairs.map((p) => `${fmt(p.bareRps, 0)} → ${fmt(p.featureRps, 0)}`).join(', ')} req/s: share ${fmt(cost * 100, 1)} %`,
+        `${scenario.id} ${feature.name}: ${pairs.map((p) => `${fmt(p.bareRps, 0)} → ${fmt(p.featureRps, 0)}`).join(', ')} req/s: share ${fmt(cost * 100, 1)} %; ${pairs.map((p) => `${fmt(p.bareCpuUs ?? Number.NaN, 0)} → ${fmt(p.featureCpuUs ?? Number.NaN, 0)}`).join(', ')} µs CPU/request: share ${fmt(cpuCost * 100, 1)} %`,
       );
     }
     await bare.stop();
@@ -784,19 +808,24 @@ async function features(stub: Started, reference: Started): Promise<void> {
     return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
   };
   const lines = [
-    `| Feature added alone to the bare pipeline | ${ids.map((id) => `${id} share`).join(' | ')} |`,
-    `| --- | ${ids.map(() => '-:').join(' | ')} |`,
-    `| bare pipeline, req/s (÷ limit) | ${results.map((r) => `${fmt(median(r.bareRps), 0)} (${fmt(median(r.bareRps) / r.limitRps)})`).join(' | ')} |`,
+    `| Feature added alone to the bare pipeline | ${ids.map((id) => `${id} share (req/s) | ${id} share (CPU/request)`).join(' | ')} |`,
+    `| --- | ${ids.map(() => '-: | -:').join(' | ')} |`,
+    `| bare pipeline, req/s (÷ limit) and µs CPU/request | ${results.map((r) => `${fmt(median(r.bareRps), 0)} (${fmt(median(r.bareRps) / r.limitRps)}) | ${fmt(median(r.bareCpuUs), 0)} µs`).join(' | ')} |`,
   ];
-  for (const feature of FEATURES) {
+  for (const feature of CHOSEN_FEATURES) {
     lines.push(
-      `| ${feature.name} | ${results.map((r) => `${fmt((r.features.find((f) => f.name === feature.name)?.share ?? Number.NaN) * 100, 1)} %`).join(' | ')} |`,
+      `| ${feature.name} | ${results
+        .map((r) => {
+          const found = r.features.find((f) => f.name === feature.name);
+          return `${fmt((found?.share ?? Number.NaN) * 100, 1)} % | ${fmt((found?.cpuShare ?? Number.NaN) * 100, 1)} %`;
+        })
+        .join(' | ')} |`,
     );
   }
   const text = [
     lines.join('\n'),
     '',
-    `Share: 1 − (req/s with the feature ÷ req/s of the bare pipeline), median of ${PAIRS} alternating pairs; ${DURATION_S} s after ${WARMUP_S} s warm-up per run, ${CONNECTIONS} connections; a negative share means the noise between the pair was larger than the feature's cost.`,
+    `Share (req/s): 1 − (req/s with the feature ÷ req/s of the bare pipeline); share (CPU/request): 1 − (µs of CPU per request of the bare pipeline ÷ with the feature), which does not move when other processes take the core; each the median of ${PAIRS} alternating pairs; ${DURATION_S} s after ${WARMUP_S} s warm-up per run, ${CONNECTIONS} connections; a negative share means the noise between the pair was larger than the feature's cost.`,
     'Not switchable yet:',
     ...NOT_SWITCHABLE.map((n) => `- ${n.name}: ${n.why}`),
   ].join('\n');
