@@ -16,7 +16,7 @@ import type { GatewayError } from './errors.ts';
 import { createCors } from './http/cors.ts';
 import { boundIdleSockets } from './http/idle-sockets.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
-import type { Logger } from './observability/logger.ts';
+import { type Logger, writeRequestLine } from './observability/logger.ts';
 import type { GatewayMetrics } from './observability/metrics.ts';
 import type { RequestSummary } from './observability/plugin.ts';
 import { withRequestId } from './observability/request-context.ts';
@@ -177,19 +177,18 @@ function logRequest(
   metrics.graphqlRequests.inc({ operation, outcome });
   metrics.observeDuration(summary.operationType, seconds);
   for (const code of summary.codes) metrics.graphqlErrors.inc({ operation, code });
-  logger.info(
-    {
-      requestId: summary.id,
-      transport,
-      operation,
-      ...(summary.operationType !== undefined && { operationType: summary.operationType }),
-      status,
-      durationMs: Math.round(seconds * 10_000) / 10,
-      errorCodes: summary.codes,
-      ...(span && { traceId: span.spanContext().traceId, spanId: span.spanContext().spanId }),
-    },
-    'graphql request',
-  );
+  const context = span?.spanContext();
+  writeRequestLine(logger, {
+    requestId: summary.id,
+    transport,
+    operation,
+    operationType: summary.operationType,
+    status,
+    durationMs: Math.round(seconds * 10_000) / 10,
+    errorCodes: summary.codes,
+    traceId: context?.traceId,
+    spanId: context?.spanId,
+  });
   if (span) endRequestSpan(span, summary, status);
 }
 
