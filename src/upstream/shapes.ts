@@ -606,10 +606,22 @@ export function scanJson(text: string): JsonScan {
     const c = text.charCodeAt(i);
     if (c === 0x22 /* " */) {
       run = 0;
-      for (i += 1; i < length; i += 1) {
-        const s = text.charCodeAt(i);
-        if (s === 0x5c /* \ */) i += 1;
-        else if (s === 0x22) break;
+      // To the string's closing quote: the next quote not escaped (preceded by an even number
+      // of backslashes). indexOf finds quotes faster than a loop over every character (a KYC
+      // body is mostly strings: 4.5 against 5.7 µs for 2 KB).
+      let end = text.indexOf('"', i + 1);
+      for (;;) {
+        if (end === -1) {
+          i = length;
+          break;
+        }
+        let slashes = 0;
+        for (let k = end - 1; text.charCodeAt(k) === 0x5c /* \ */; k -= 1) slashes += 1;
+        if (slashes % 2 === 0) {
+          i = end;
+          break;
+        }
+        end = text.indexOf('"', end + 1);
       }
     } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
       run = 0;
