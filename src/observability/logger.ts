@@ -4,6 +4,7 @@
  * path redaction covers extra paths given by configuration (`LOG_REDACT_PATHS`). A line written
  * while a request is served carries its `requestId`.
  */
+import { writeSync } from 'node:fs';
 import { type DestinationStream, type Logger, pino } from 'pino';
 import type { LogConfig } from '../config.ts';
 import { currentRequestId } from './request-context.ts';
@@ -142,11 +143,14 @@ let exitHooked = false;
  */
 class LineBatch implements DestinationStream {
   readonly #target: Destination;
+  /** The file descriptor the writer writes to. */
+  readonly #fd: number;
   #parts: string[] = [];
   #chars = 0;
 
-  constructor(target: Destination) {
+  constructor(target: Destination, fd: number) {
     this.#target = target;
+    this.#fd = fd;
     const self = new WeakRef(this);
     openBatches.add(self);
     const timer = setInterval(() => {
@@ -172,27 +176,38 @@ class LineBatch implements DestinationStream {
     if (this.#chars >= BATCH_CHARS) this.#pass();
   }
 
-  /** Hands the batch to the writer. */
-  #pass(): void {
-    if (this.#parts.length === 0 || this.#target.destroyed) return;
+  /** The lines gathered so far, as one string ('' when none), and an empty batch. */
+  #take(): string {
     const text = this.#parts.length === 1 ? (this.#parts[0] ?? '') : this.#parts.join('');
     this.#parts = [];
     this.#chars = 0;
-    this.#target.write(text);
+    return text;
   }
 
+  /** Hands the batch to the writer. */
+  #pass(): void {
+    if (this.#parts.length === 0 || this.#target.destroyed) return;
+    this.#target.write(this.#take());
+  }
+
+  /** Passes the batch on; `callback` once the writer has written everything (drained). */
   flush(callback?: (error?: Error) => void): void {
     this.#pass();
     this.#target.flush(callback);
   }
 
+  /**
+   * At exit: what the writer holds, then the batch, written synchronously (handed to the
+   * asynchronous writer, it would start a write the exiting process never finishes).
+   */
   flushSync(): void {
-    this.#pass();
+    const text = this.#take();
     if (this.#target.destroyed) return;
     try {
       this.#target.flushSync();
+      if (text !== '') writeSync(this.#fd, text);
     } catch {
-      // A write still under way: the writer finishes it itself.
+      // The writer is closed or stdout is gone: nothing more can be written.
     }
   }
 }
@@ -261,7 +276,8 @@ export function createLogger(config: LogConfig, destination?: DestinationStream)
   // line is lost.
   const stream =
     destination ??
-    new LineBatch(pino.destination({ dest: 1, sync: false, minLength: 0 }) as Destination);
+    // minLength 1: each batch is written at once, and flush(callback) waits for the write.
+    new LineBatch(pino.destination({ dest: 1, sync: false, minLength: 1 }) as Destination, 1);
   const writer = stream as DestinationStream & { flush?: () => void };
   const flush = typeof writer.flush === 'function' ? () => writer.flush?.() : undefined;
   const time = isoTimeOncePerMillisecond();
