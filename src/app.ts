@@ -44,8 +44,8 @@ import {
   RedisClaimStore,
 } from './payments/claims.ts';
 import { PaymentConfirmations } from './payments/confirmation.ts';
-import { RedisConnection } from './redis/connection.ts';
 import { createGateway, type Gateway } from './server.ts';
+import { RedisConnection } from './state/redis.ts';
 import { CallerShare } from './upstream/caller-share.ts';
 import { KycClient, PaymentClient } from './upstream/clients.ts';
 import type { UpstreamObserver } from './upstream/http.ts';

@@ -11,13 +11,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { luaScript, type RedisConnection } from '../redis/connection.ts';
+import type { RedisConnection } from '../state/redis.ts';
+import { RELEASE_LEASE } from '../state/scripts.ts';
 import type { FlightLock } from './sources.ts';
-
-// Deletes the lock only when it is still ours: after a slow call it may belong to another.
-const RELEASE = luaScript(
-  "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
-);
 
 export interface RedisFlightOptions {
   /** Expiry of a lock (ms): longer than one upstream read, so a live winner keeps it. */
@@ -73,7 +69,7 @@ export class RedisFlightLock implements FlightLock {
       return await work();
     } finally {
       // Not awaited: the answer need not wait for the release; waiters see the value first.
-      this.#redis.script(RELEASE, [lock], [token]).catch(() => this.#redis.failed('flight'));
+      this.#redis.script(RELEASE_LEASE, [lock], [token]).catch(() => this.#redis.failed('flight'));
     }
   }
 }

@@ -12,7 +12,8 @@
 import KeyvRedis from '@keyv/redis';
 import { Keyv } from 'keyv';
 import type { CacheConfig } from '../config.ts';
-import { luaScript, type RedisClient, type RedisConnection } from '../redis/connection.ts';
+import type { RedisClient, RedisConnection } from '../state/redis.ts';
+import { REPLACE_IF_SAME, WRITE_IF_NEWER } from '../state/scripts.ts';
 import { SEALED_PREFIX, Sealer, UnreadableCacheValueError } from './seal.ts';
 import {
   type CachedEntry,
@@ -36,27 +37,6 @@ function sealedPlace(redisKey: string, fetchedAt: string | undefined): string {
  * `m:<fetchedAt>:<0|1>|`, or none) rank by their time alone, or lowest; sealed ones do not open.
  */
 const ORDER = /^m:(\d+)(?::[01])?\|/;
-
-// KEYS: the record. ARGV: the value (with its order), fetchedAt, ttl ms.
-// Writes unless the stored record's read began later (store.ts `outranks`): 1 when written,
-// else the stored value (which the caller checks: an order that does not authenticate is no order).
-const WRITE_IF_NEWER = luaScript(`
-local stored = redis.call('GET', KEYS[1])
-if stored then
-  local at = string.match(stored, '^m:(%d+)')
-  if at and tonumber(at) > tonumber(ARGV[2]) then return stored end
-end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
-return 1
-`);
-
-// KEYS: the record. ARGV: the value expected, the value to write, ttl ms. Replaces a value that
-// did not open, unless another write came first: 1 when written, 0 when the value had changed.
-const REPLACE_IF_SAME = luaScript(`
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-return 1
-`);
 
 /**
  * @keyv/redis over the connection the gateway owns: it neither opens nor closes it (the

@@ -9,35 +9,9 @@
  * the shared counters must not become an outage of the gateway) and the failure is counted.
  */
 import type { RateLimitConfig } from '../config.ts';
-import { hashedKeyPart, luaScript, type RedisConnection } from '../redis/connection.ts';
+import { hashedKeyPart, type RedisConnection } from '../state/redis.ts';
+import { TAKE_TOKEN } from '../state/scripts.ts';
 import type { RateDecision, TokenBuckets } from './rate-limit.ts';
-
-// KEYS[1]: bucket. ARGV: rps, burst. Returns {allowed (0/1), ms until one token is back}.
-const TAKE = luaScript(`
-local now_parts = redis.call('TIME')
-local now = tonumber(now_parts[1]) * 1000 + math.floor(tonumber(now_parts[2]) / 1000)
-local rps = tonumber(ARGV[1])
-local burst = tonumber(ARGV[2])
-local bucket = redis.call('HMGET', KEYS[1], 'tokens', 'at')
-local tokens = tonumber(bucket[1])
-local at = tonumber(bucket[2])
-if tokens == nil or at == nil then
-  tokens = burst
-  at = now
-end
-tokens = math.min(burst, tokens + math.max(0, now - at) * rps / 1000)
-local allowed = 0
-if tokens >= 1 then
-  tokens = tokens - 1
-  allowed = 1
-end
-redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
-redis.call('PEXPIRE', KEYS[1], math.ceil((burst - tokens) * 1000 / rps) + 1000)
-if allowed == 1 then
-  return {1, 0}
-end
-return {0, math.ceil((1 - tokens) * 1000 / rps)}
-`);
 
 /** The Redis implementation of {@link RateLimiter}. */
 export class RedisRateLimiter implements TokenBuckets {
@@ -54,7 +28,7 @@ export class RedisRateLimiter implements TokenBuckets {
   async take(key: string): Promise<RateDecision> {
     try {
       const reply = await this.#redis.script(
-        TAKE,
+        TAKE_TOKEN,
         [this.#redis.key('rl', hashedKeyPart(key))],
         [this.#rps, this.#burst],
       );

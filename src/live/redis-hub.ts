@@ -25,7 +25,8 @@
  *   that polls the record takes it as its latest poll and waits longer before the next.
  */
 import { randomUUID } from 'node:crypto';
-import { luaScript, type RedisConnection } from '../redis/connection.ts';
+import type { RedisConnection } from '../state/redis.ts';
+import { BEAT, REGISTER_MEMBER, RELEASE_LEASE } from '../state/scripts.ts';
 import {
   isLastEvent,
   kindOf,
@@ -41,33 +42,6 @@ import {
 } from './hub.ts';
 import type { LiveMessage, LiveMessages } from './messages.ts';
 import { RedisLiveSlots } from './slots.ts';
-
-// KEYS: subs. ARGV: member, ttl ms. Registers a watch until now + ttl (Redis's clock).
-const REGISTER = luaScript(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
-redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 2)
-return 1
-`);
-
-// KEYS: lock, subs. ARGV: replica id, lock ttl ms, channel, heartbeat message.
-// Returns -1 when another replica holds the lock; else the number of watches left.
-const BEAT = luaScript(`
-local owner = redis.call('GET', KEYS[1])
-if owner and owner ~= ARGV[1] then return -1 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-local watches = redis.call('ZCARD', KEYS[2])
-redis.call('PUBLISH', ARGV[3], ARGV[4])
-return watches
-`);
-
-const RELEASE = luaScript(
-  "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
-);
 
 interface Watch {
   kind: LiveKind<LiveRecord>;
@@ -288,7 +262,7 @@ export class RedisLiveStatusHub extends LiveHubBase {
   async #register(watch: Watch): Promise<void> {
     try {
       await this.#redis.script(
-        REGISTER,
+        REGISTER_MEMBER,
         [this.#keys(watch.txRef).subs],
         [watch.member, String(this.#lockMs)],
       );
@@ -329,7 +303,7 @@ export class RedisLiveStatusHub extends LiveHubBase {
     }
     if (watch.ended || this.#pollers.has(watch.txRef)) {
       // Everyone left meanwhile: free the lock now rather than when it expires.
-      if (won) await this.#redis.script(RELEASE, [lock], [this.#id]).catch(() => undefined);
+      if (won) await this.#redis.script(RELEASE_LEASE, [lock], [this.#id]).catch(() => undefined);
       return;
     }
     if (won) {
@@ -375,7 +349,7 @@ export class RedisLiveStatusHub extends LiveHubBase {
       if (this.#pollers.get(txRef) === poller) this.#pollers.delete(txRef);
       this.deps.observer?.pollers(-1);
       // Sent after the last PUBLISH on the same connection, so it reaches Redis after it.
-      await this.#redis.script(RELEASE, [lock], [this.#id]).catch(() => undefined);
+      await this.#redis.script(RELEASE_LEASE, [lock], [this.#id]).catch(() => undefined);
     });
   }
 

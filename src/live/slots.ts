@@ -9,7 +9,8 @@
  * counts on its own (each replica then allows the limit: served without it, never refused).
  */
 import { randomUUID } from 'node:crypto';
-import { hashedKeyPart, luaScript, type RedisConnection } from '../redis/connection.ts';
+import { hashedKeyPart, type RedisConnection } from '../state/redis.ts';
+import { RENEW_SLOT, TAKE_SLOT } from '../state/scripts.ts';
 
 /** Gives a caller's slot back (once; later calls do nothing). */
 export type Release = () => void;
@@ -67,24 +68,6 @@ export class MemoryLiveSlots implements LiveSlots {
 /** How long a slot lives in Redis without being renewed. */
 export const SLOT_TTL_MS = 30_000;
 
-const TAKE = luaScript(`
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
-redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[2])
-redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]))
-return 1
-`);
-
-const RENEW = luaScript(`
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), ARGV[1])
-redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
-return 1
-`);
-
 /** Slots counted in Redis, for every replica together. */
 export class RedisLiveSlots implements LiveSlots {
   readonly #redis: RedisConnection;
@@ -102,14 +85,16 @@ export class RedisLiveSlots implements LiveSlots {
     const ttl = String(this.#ttlMs);
     let taken: unknown;
     try {
-      taken = await this.#redis.script(TAKE, [key], [String(max), id, ttl]);
+      taken = await this.#redis.script(TAKE_SLOT, [key], [String(max), id, ttl]);
     } catch {
       this.#redis.failed('live_slots');
       return this.#local.take(caller, max);
     }
     if (Number(taken) !== 1) return undefined;
     const renew = setInterval(() => {
-      this.#redis.script(RENEW, [key], [id, ttl]).catch(() => this.#redis.failed('live_slots'));
+      this.#redis
+        .script(RENEW_SLOT, [key], [id, ttl])
+        .catch(() => this.#redis.failed('live_slots'));
     }, this.#ttlMs / 3);
     renew.unref();
     let given = false;

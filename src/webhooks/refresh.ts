@@ -17,18 +17,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { luaScript, type RedisConnection } from '../redis/connection.ts';
-
-// KEYS: lock, dirty. ARGV: token, hold ms. 1: released (or lost); 0: asked again, lock kept.
-const RELEASE_UNLESS_ASKED = luaScript(`
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 1 end
-if redis.call('EXISTS', KEYS[2]) == 1 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 0
-end
-redis.call('DEL', KEYS[1])
-return 1
-`);
+import type { RedisConnection } from '../state/redis.ts';
+import { RELEASE_UNLESS_ASKED } from '../state/scripts.ts';
 
 /** How often a replica that asked looks whether the holder took its request (ms). */
 const WATCH_MS = 25;

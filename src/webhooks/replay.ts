@@ -7,7 +7,7 @@
  */
 import { hash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import type { RedisConnection } from '../redis/connection.ts';
+import type { RedisConnection } from '../state/redis.ts';
 
 /** Most notifications one process remembers on its own (the oldest forgotten first). */
 const MAX_REMEMBERED = 100_000;
