@@ -7,10 +7,9 @@ import { trace } from '@opentelemetry/api';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { type Authenticator, createAuthenticator, signToken } from './auth.ts';
 import { RedisFlightLock } from './cache/redis-flight.ts';
-import { createRedisCache } from './cache/redis-store.ts';
 import { Sealer } from './cache/seal.ts';
 import { createSources } from './cache/sources.ts';
-import { type CacheObserver, createMemoryCache, type RecordCache } from './cache/store.ts';
+import { type CacheObserver, createMemoryCache, RecordCache } from './cache/store.ts';
 import type {
   AuthConfig,
   GatewayConfig,
@@ -45,6 +44,7 @@ import {
 } from './payments/claims.ts';
 import { PaymentConfirmations } from './payments/confirmation.ts';
 import { createGateway, type Gateway } from './server.ts';
+import { RedisVersionedStore } from './state/records.ts';
 import { RedisConnection } from './state/redis.ts';
 import { CallerShare } from './upstream/caller-share.ts';
 import { KycClient, PaymentClient } from './upstream/clients.ts';
@@ -312,7 +312,13 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
   const cache = inputs.cache
     ? inputs.cache(observeCache)
     : redis
-      ? createRedisCache(redis, observeCache, config.cache.encryption)
+      ? new RecordCache(
+          new RedisVersionedStore(
+            redis,
+            config.cache.encryption && new Sealer(config.cache.encryption),
+          ),
+          observeCache,
+        )
       : createMemoryCache(config.cache, observeCache);
   const sources = createSources({
     payment,
@@ -418,7 +424,7 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
     close: async () => {
       // Pollers first (they release their Redis locks), the connection to Redis last.
       await live.close();
-      await Promise.allSettled([payment.close(), kyc.close(), cache.close()]);
+      await Promise.allSettled([payment.close(), kyc.close()]);
       await redis?.close();
       await new Promise<void>((resolve) => logger.flush(() => resolve()));
     },

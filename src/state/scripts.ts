@@ -51,7 +51,7 @@ return 1
 `);
 
 // ---------------------------------------------------------------------------------------------
-// Versioned records (cache/redis-store.ts)
+// Versioned records (state/records.ts)
 
 /**
  * KEYS: the record. ARGV: the value (starting with its order in clear, `m:<fetchedAt>|`),
