@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { trace } from '@opentelemetry/api';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { type Authenticator, createAuthenticator, signToken } from './auth.ts';
-import { RedisFlightLock } from './cache/redis-flight.ts';
+import { LeaseFlightLock } from './cache/flight.ts';
 import { Sealer } from './cache/seal.ts';
 import { createSources } from './cache/sources.ts';
 import { type CacheObserver, createMemoryCache, RecordCache } from './cache/store.ts';
@@ -44,6 +44,7 @@ import {
 } from './payments/claims.ts';
 import { PaymentConfirmations } from './payments/confirmation.ts';
 import { createGateway, type Gateway } from './server.ts';
+import { memoryState, redisState } from './state/index.ts';
 import { RedisVersionedStore } from './state/records.ts';
 import { RedisConnection } from './state/redis.ts';
 import { CallerShare } from './upstream/caller-share.ts';
@@ -293,6 +294,8 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
   const warn = throttledWarn(logger);
   const cluster = new ClusterMetrics(metrics, config.cache.url !== undefined);
   const redis = inputs.cache ? undefined : connectRedis(config, cluster, logger, warn);
+  // What the replicas share, chosen here once: Redis with CACHE_URL, else this process alone.
+  const state = redis ? redisState(redis) : memoryState();
   const observeCache: CacheObserver = ({ kind, outcome }) => {
     metrics.cacheEvents.inc({ kind, outcome });
     if (tracing) trace.getActiveSpan()?.addEvent('cache', { kind, outcome });
@@ -326,8 +329,8 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
     cache,
     policy: config.cache,
     businessSlug: inputs.kyc.businessSlug,
-    ...(redis && {
-      flightLock: new RedisFlightLock(redis, {
+    ...(state.shared && {
+      flightLock: new LeaseFlightLock(state, {
         // Held a little longer than one upstream read may take; waited for as long as one.
         holdMs: config.upstream.timeoutMs + 1000,
         waitMs: config.upstream.timeoutMs,
@@ -358,8 +361,8 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
       sources,
       live,
       // Remembered as long as a signed time may still be accepted: twice the tolerance.
-      replay: createReplayGuard(2 * hooks.toleranceSeconds, redis),
-      refresher: createRefresher(config.upstream.timeoutMs + 1000, redis),
+      replay: createReplayGuard(2 * hooks.toleranceSeconds, state),
+      refresher: createRefresher(config.upstream.timeoutMs + 1000, state),
       metrics,
       logger,
     });

@@ -36,6 +36,15 @@ export const RELEASE_LEASE = luaScript(
 );
 
 /**
+ * KEYS: the lease. ARGV: the holder's token, hold ms. Holds the lease `hold` more while it is
+ * still the holder's (one that lapsed and was taken by another is not taken back). Reply: 1
+ * renewed, 0 not held.
+ */
+export const RENEW_LEASE = luaScript(
+  "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0",
+);
+
+/**
  * KEYS: the lease, its "asked again" flag. ARGV: the holder's token, hold ms. Lets go of the
  * lease unless someone asked again meanwhile (the flag is set): then the lease is kept for
  * another hold. Reply: 1 released (or no longer held), 0 asked again and kept.

@@ -1,0 +1,58 @@
+/**
+ * The state port: what replicas share, chosen once (app.ts) — this process's memory (a cluster
+ * of one), or Redis (`CACHE_URL`) for every replica.
+ *
+ * The one rule when Redis fails: the feature acts locally and the failure is counted
+ * ({@link SharedState.orLocally}: `gateway_redis_errors_total{component}` and one throttled log
+ * line, through the connection's observer). Memory never fails.
+ */
+import { type Leases, MemoryLeases, RedisLeases } from './lease.ts';
+import { MemorySetOnce, RedisSetOnce, type SetOnce } from './once.ts';
+import type { RedisConnection } from './redis.ts';
+
+export interface SharedState {
+  /** True when the state is shared with other replicas (Redis). */
+  readonly shared: boolean;
+  readonly leases: Leases;
+  readonly once: SetOnce;
+  /**
+   * Runs `shared`; when the store fails, counts the failure for `component` and returns what
+   * `local` does instead.
+   */
+  orLocally<T>(
+    component: string,
+    shared: () => Promise<T>,
+    local: () => T | Promise<T>,
+  ): Promise<T>;
+  /** The connection, for the parts that still speak to Redis directly; undefined in memory. */
+  readonly redis: RedisConnection | undefined;
+}
+
+/** State in this process's memory, on the clock `now`. */
+export function memoryState(now: () => number = Date.now): SharedState {
+  return {
+    shared: false,
+    leases: new MemoryLeases(now),
+    once: new MemorySetOnce(now),
+    orLocally: (_component, shared) => shared(),
+    redis: undefined,
+  };
+}
+
+/** State in Redis, shared by every replica. */
+export function redisState(redis: RedisConnection): SharedState {
+  return {
+    shared: true,
+    leases: new RedisLeases(redis),
+    once: new RedisSetOnce(redis),
+    orLocally: async (component, shared, local) => {
+      try {
+        return await shared();
+      } catch {
+        redis.failed(component);
+        return local();
+      }
+    },
+    redis,
+  };
+}
