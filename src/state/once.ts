@@ -20,7 +20,7 @@ export class MemorySetOnce implements SetOnce {
   readonly #seen: LRUCache<string, true>;
 
   constructor(now: () => number = Date.now, max = MAX_REMEMBERED) {
-    this.#seen = new LRUCache<string, true>({ max, ttlAutopurge: false, perf: { now } });
+    this.#seen = new LRUCache<string, true>({ max, perf: { now }, ttlResolution: 0 });
   }
 
   /** Synchronous, so that the look and the claim are one step. */

@@ -70,6 +70,7 @@ export class MemoryVersionedStore<E extends Versioned> implements VersionedStore
       sizeCalculation: (value) => freezeAndMeasure(value),
       // Expiry on the injected clock (lru-cache reads it through `perf`).
       perf: { now },
+      ttlResolution: 0,
     });
   }
 
