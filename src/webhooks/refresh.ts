@@ -61,7 +61,9 @@ export function createRefresher(
       const lease = await state.orLocally<Lease | undefined | 'failed'>(
         'webhook',
         async () => {
-          await leases.ask(name, holdMs);
+          // The request outlives a lease taken before it: a holder that dies before taking it
+          // leaves it standing when its lease lapses, so the watcher sees the lease free.
+          await leases.ask(name, 2 * holdMs);
           return leases.take(name, holdMs);
         },
         () => 'failed',
