@@ -18,14 +18,7 @@ import type {
   RateLimitConfig,
 } from './config.ts';
 import { createPersistedStore, trustedOperationNames } from './graphql/persisted.ts';
-import {
-  MemoryRateLimiter,
-  perCallerKind,
-  type RateLimiter,
-  type TokenBuckets,
-  UNLIMITED,
-} from './http/rate-limit.ts';
-import { RedisRateLimiter } from './http/redis-rate-limit.ts';
+import { perCallerKind, type RateLimiter, UNLIMITED } from './http/rate-limit.ts';
 import type { LiveDeps, LiveStatusHub } from './live/hub.ts';
 import { MemoryLiveStatusHub } from './live/memory-hub.ts';
 import { LiveMessages } from './live/messages.ts';
@@ -44,7 +37,8 @@ import {
 } from './payments/claims.ts';
 import { PaymentConfirmations } from './payments/confirmation.ts';
 import { createGateway, type Gateway } from './server.ts';
-import { memoryState, redisState } from './state/index.ts';
+import { memoryState, redisState, type SharedState } from './state/index.ts';
+import type { TokenBuckets } from './state/quota.ts';
 import { RedisVersionedStore } from './state/records.ts';
 import { RedisConnection } from './state/redis.ts';
 import { CallerShare } from './upstream/caller-share.ts';
@@ -155,16 +149,16 @@ function connectRedis(
 /** The live hub, and the rate limiter: shared through Redis when there is one. */
 function clusterParts(
   config: GatewayConfig,
-  redis: RedisConnection | undefined,
+  state: SharedState,
   live: LiveDeps,
   messages: LiveMessages,
 ): { live: LiveStatusHub; rateLimiter: RateLimiter } {
-  const buckets = (rate: RateLimitConfig): TokenBuckets => {
-    if (rate.rps === 0) return UNLIMITED;
-    return redis ? new RedisRateLimiter(redis, rate) : new MemoryRateLimiter(rate);
-  };
+  const buckets = (rate: RateLimitConfig): TokenBuckets =>
+    rate.rps === 0 ? UNLIMITED : state.buckets(rate);
   return {
-    live: redis ? new RedisLiveStatusHub(live, redis, messages) : new MemoryLiveStatusHub(live),
+    live: state.redis
+      ? new RedisLiveStatusHub(live, state.redis, messages)
+      : new MemoryLiveStatusHub(live),
     rateLimiter: perCallerKind({
       endUser: buckets(config.rateLimit),
       service: buckets(config.rateLimit.service),
@@ -344,7 +338,7 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
   );
   const { live, rateLimiter } = clusterParts(
     config,
-    redis,
+    state,
     { sources, settings: config.live, observer: cluster.liveObserver() },
     messages,
   );

@@ -8,6 +8,13 @@
  */
 import { type Leases, MemoryLeases, RedisLeases } from './lease.ts';
 import { MemorySetOnce, RedisSetOnce, type SetOnce } from './once.ts';
+import {
+  ALLOWED,
+  type BucketRate,
+  MemoryTokenBuckets,
+  RedisTokenBuckets,
+  type TokenBuckets,
+} from './quota.ts';
 import type { RedisConnection } from './redis.ts';
 
 export interface SharedState {
@@ -15,6 +22,11 @@ export interface SharedState {
   readonly shared: boolean;
   readonly leases: Leases;
   readonly once: SetOnce;
+  /**
+   * Token buckets at `rate`. When Redis fails, a take is allowed (an outage of the shared
+   * counters must not become an outage of the gateway) and counted as `rate_limit`.
+   */
+  buckets(rate: BucketRate): TokenBuckets;
   /**
    * Runs `shared`; when the store fails, counts the failure for `component` and returns what
    * `local` does instead.
@@ -34,6 +46,7 @@ export function memoryState(now: () => number = Date.now): SharedState {
     shared: false,
     leases: new MemoryLeases(now),
     once: new MemorySetOnce(now),
+    buckets: (rate) => new MemoryTokenBuckets(rate, now),
     orLocally: (_component, shared) => shared(),
     redis: undefined,
   };
@@ -41,10 +54,21 @@ export function memoryState(now: () => number = Date.now): SharedState {
 
 /** State in Redis, shared by every replica. */
 export function redisState(redis: RedisConnection): SharedState {
-  return {
+  const state: SharedState = {
     shared: true,
     leases: new RedisLeases(redis),
     once: new RedisSetOnce(redis),
+    buckets: (rate) => {
+      const shared = new RedisTokenBuckets(redis, rate);
+      return {
+        take: (key) =>
+          state.orLocally(
+            'rate_limit',
+            () => shared.take(key),
+            () => ALLOWED,
+          ),
+      };
+    },
     orLocally: async (component, shared, local) => {
       try {
         return await shared();
@@ -55,4 +79,5 @@ export function redisState(redis: RedisConnection): SharedState {
     },
     redis,
   };
+  return state;
 }
