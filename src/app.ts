@@ -156,8 +156,8 @@ function clusterParts(
   const buckets = (rate: RateLimitConfig): TokenBuckets =>
     rate.rps === 0 ? UNLIMITED : state.buckets(rate);
   return {
-    live: state.redis
-      ? new RedisLiveStatusHub(live, state.redis, messages)
+    live: state.shared
+      ? new RedisLiveStatusHub(live, state, messages)
       : new MemoryLiveStatusHub(live),
     rateLimiter: perCallerKind({
       endUser: buckets(config.rateLimit),

@@ -25,6 +25,7 @@
  *   that polls the record takes it as its latest poll and waits longer before the next.
  */
 import { randomUUID } from 'node:crypto';
+import type { SharedState } from '../state/index.ts';
 import type { RedisConnection } from '../state/redis.ts';
 import { BEAT, REGISTER_MEMBER, RELEASE_LEASE } from '../state/scripts.ts';
 import {
@@ -41,7 +42,7 @@ import {
   startPoller,
 } from './hub.ts';
 import type { LiveMessage, LiveMessages } from './messages.ts';
-import { RedisLiveSlots } from './slots.ts';
+import { SharedLiveSlots } from './slots.ts';
 
 interface Watch {
   kind: LiveKind<LiveRecord>;
@@ -87,9 +88,10 @@ export class RedisLiveStatusHub extends LiveHubBase {
   readonly #lockMs: number;
 
   /** `messages`: the codec every message on a live channel goes through (live/messages.ts). */
-  constructor(deps: LiveDeps, redis: RedisConnection, messages: LiveMessages) {
-    super(deps, new RedisLiveSlots(redis));
-    this.#redis = redis;
+  constructor(deps: LiveDeps, state: SharedState, messages: LiveMessages) {
+    super(deps, new SharedLiveSlots(state));
+    if (!state.redis) throw new Error('the Redis live hub needs the Redis state');
+    this.#redis = state.redis;
     this.#messages = messages;
     this.#beatMs = deps.settings.heartbeatMs;
     this.#lockMs = 3 * deps.settings.heartbeatMs;

@@ -6,6 +6,7 @@
  * ({@link SharedState.orLocally}: `gateway_redis_errors_total{component}` and one throttled log
  * line, through the connection's observer). Memory never fails.
  */
+import { type LapsingSets, MemoryLapsingSets, RedisLapsingSets } from './lapsing.ts';
 import { type Leases, MemoryLeases, RedisLeases } from './lease.ts';
 import { MemorySetOnce, RedisSetOnce, type SetOnce } from './once.ts';
 import {
@@ -22,6 +23,7 @@ export interface SharedState {
   readonly shared: boolean;
   readonly leases: Leases;
   readonly once: SetOnce;
+  readonly lapsing: LapsingSets;
   /**
    * Token buckets at `rate`. When Redis fails, a take is allowed (an outage of the shared
    * counters must not become an outage of the gateway) and counted as `rate_limit`.
@@ -46,6 +48,7 @@ export function memoryState(now: () => number = Date.now): SharedState {
     shared: false,
     leases: new MemoryLeases(now),
     once: new MemorySetOnce(now),
+    lapsing: new MemoryLapsingSets(now),
     buckets: (rate) => new MemoryTokenBuckets(rate, now),
     orLocally: (_component, shared) => shared(),
     redis: undefined,
@@ -58,6 +61,7 @@ export function redisState(redis: RedisConnection): SharedState {
     shared: true,
     leases: new RedisLeases(redis),
     once: new RedisSetOnce(redis),
+    lapsing: new RedisLapsingSets(redis),
     buckets: (rate) => {
       const shared = new RedisTokenBuckets(redis, rate);
       return {

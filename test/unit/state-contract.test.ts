@@ -3,7 +3,7 @@
  * (on an injected clock) and a real redis-server (expiry on Redis's clock: a lapse there is a
  * short real wait past the hold, never an assertion on a margin). Leases that lapse and are taken
  * over, a lease given back only by its holder, the "asked again" round, versioned writes racing,
- * set-once under 50 concurrent callers, and Redis failing mid-operation (the server stopped):
+ * set-once under 50 concurrent callers, bounded sets whose members lapse, and Redis failing mid-operation (the server stopped):
  * the caller acts locally and the failure is counted.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -114,6 +114,28 @@ function contract(name: string, make: () => Implementation) {
         Array.from({ length: 50 }, () => state.once.first(key, 10_000)),
       );
       expect(again.filter(Boolean)).toHaveLength(1);
+    });
+  });
+
+  describe(`${name}: lapsing sets`, () => {
+    it('of 50 concurrent adds to a set bounded at 3, three get in; a removed or lapsed member frees its place', async () => {
+      const { state, lapse } = make();
+      const set = fresh('set');
+      const added = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => state.lapsing.add(set, `m${i}`, 200, 3)),
+      );
+      expect(added.filter(Boolean)).toHaveLength(3);
+      expect(await state.lapsing.count(set)).toBe(3);
+      const members = added.flatMap((ok, i) => (ok ? [`m${i}`] : []));
+      await state.lapsing.remove(set, members[0] ?? '');
+      expect(await state.lapsing.add(set, 'late', 10_000, 3)).toBe(true);
+      expect(await state.lapsing.add(set, 'later', 10_000, 3)).toBe(false);
+      // A renewed member stays; the others lapse.
+      await state.lapsing.renew(set, members[1] ?? '', 10_000);
+      await lapse(300);
+      expect(await state.lapsing.count(set)).toBe(2);
+      expect(await state.lapsing.add(set, 'again', 10_000, 3)).toBe(true);
+      expect(await state.lapsing.add(set, 'over', 10_000, 3)).toBe(false);
     });
   });
 
