@@ -374,7 +374,7 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
     rateLimiter,
     persistedStore: createPersistedStore({
       bounds: config.persisted,
-      ...(redis && { redis }),
+      state,
       ...(config.cache.encryption && { encryption: config.cache.encryption }),
     }),
     ...(!config.callerShare.benchOff && {

@@ -24,8 +24,9 @@ import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import { Sealer, type SealKeys } from '../cache/seal.ts';
 import type { TrustedDocumentsMode } from '../config.ts';
-import { hashedKeyPart, type RedisConnection } from '../state/redis.ts';
-import { COUNT_IN_WINDOW, REGISTER_DOCUMENT } from '../state/scripts.ts';
+import type { SharedState } from '../state/index.ts';
+import { hashedKeyPart } from '../state/redis.ts';
+import { REGISTER_DOCUMENT } from '../state/scripts.ts';
 
 /** Where registered documents are kept (by hex SHA-256). */
 export interface PersistedStore {
@@ -70,31 +71,6 @@ const MINUTE_MS = 60_000;
 /** A document's last use is written to Redis at most this often per process. */
 const TOUCH_EVERY_MS = 60_000;
 
-/** Registrations per caller in this process (without Redis, or while it fails): fixed windows. */
-class LocalRegistrations {
-  readonly #windows = new Map<string, { start: number; count: number }>();
-  readonly #most: number;
-  constructor(most: number) {
-    this.#most = most;
-  }
-  take(caller: string): boolean {
-    const now = Date.now();
-    let window = this.#windows.get(caller);
-    if (!window || now - window.start >= MINUTE_MS) {
-      // Bounded: windows past their minute are dropped when many callers are counted.
-      if (this.#windows.size >= 10_000) {
-        for (const [name, old] of this.#windows) {
-          if (now - old.start >= MINUTE_MS) this.#windows.delete(name);
-        }
-      }
-      window = { start: now, count: 0 };
-      this.#windows.set(caller, window);
-    }
-    window.count += 1;
-    return window.count <= this.#most;
-  }
-}
-
 /**
  * A bounded in-process store (bytes), in front of Redis when there is one, so that every replica
  * knows what a client registered on another. In Redis, documents are bounded for the whole cluster
@@ -105,17 +81,18 @@ class LocalRegistrations {
  */
 export function createPersistedStore(options: {
   bounds: PersistedBounds;
-  redis?: RedisConnection;
+  state: SharedState;
   encryption?: SealKeys;
 }): PersistedStore {
-  const { bounds, redis } = options;
+  const { bounds, state } = options;
+  const { redis } = state;
   const local = new LRUCache<string, { query: string; touched: number }>({
     max: 100_000,
     maxSize: Math.max(1, bounds.maxBytes),
     sizeCalculation: (entry) => entry.query.length * 2 + 64,
   });
   const sealer = options.encryption && new Sealer(options.encryption);
-  const registrations = new LocalRegistrations(bounds.registrationsPerMinute);
+  const registrations = state.windows(MINUTE_MS, bounds.registrationsPerMinute);
   const documentKey = (hash: string) => redis?.key('apq', 'doc', hash) ?? hash;
   const lru = redis?.key('apq', 'lru') ?? '';
   const bytes = redis?.key('apq', 'bytes') ?? '';
@@ -123,18 +100,7 @@ export function createPersistedStore(options: {
   /** Whether the caller may register one more new document now. */
   async function allowed(caller: string): Promise<boolean> {
     if (bounds.registrationsPerMinute === 0) return false;
-    if (!redis) return registrations.take(caller);
-    try {
-      const reply = await redis.script(
-        COUNT_IN_WINDOW,
-        [redis.key('apq', 'reg', hashedKeyPart(caller))],
-        [String(MINUTE_MS), String(bounds.registrationsPerMinute)],
-      );
-      return Number(reply) === 1;
-    } catch {
-      redis.failed('apq');
-      return registrations.take(caller);
-    }
+    return registrations.take(`apq:reg:${hashedKeyPart(caller)}`);
   }
 
   /** Marks a document used in Redis (at most once a minute per process). */

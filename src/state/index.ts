@@ -13,8 +13,11 @@ import {
   ALLOWED,
   type BucketRate,
   MemoryTokenBuckets,
+  MemoryWindowCounters,
   RedisTokenBuckets,
+  RedisWindowCounters,
   type TokenBuckets,
+  type WindowCounters,
 } from './quota.ts';
 import type { RedisConnection } from './redis.ts';
 
@@ -29,6 +32,11 @@ export interface SharedState {
    * counters must not become an outage of the gateway) and counted as `rate_limit`.
    */
   buckets(rate: BucketRate): TokenBuckets;
+  /**
+   * Counters of at most `most` per key in fixed windows of `windowMs`. When Redis fails, this
+   * process counts on its own (the failure counted as `apq`, their one user).
+   */
+  windows(windowMs: number, most: number): WindowCounters;
   /**
    * Runs `shared`; when the store fails, counts the failure for `component` and returns what
    * `local` does instead.
@@ -50,6 +58,7 @@ export function memoryState(now: () => number = Date.now): SharedState {
     once: new MemorySetOnce(now),
     lapsing: new MemoryLapsingSets(now),
     buckets: (rate) => new MemoryTokenBuckets(rate, now),
+    windows: (windowMs, most) => new MemoryWindowCounters(windowMs, most, now),
     orLocally: (_component, shared) => shared(),
     redis: undefined,
   };
@@ -70,6 +79,18 @@ export function redisState(redis: RedisConnection): SharedState {
             'rate_limit',
             () => shared.take(key),
             () => ALLOWED,
+          ),
+      };
+    },
+    windows: (windowMs, most) => {
+      const shared = new RedisWindowCounters(redis, windowMs, most);
+      const local = new MemoryWindowCounters(windowMs, most);
+      return {
+        take: (key) =>
+          state.orLocally(
+            'apq',
+            () => shared.take(key),
+            () => local.count(key),
           ),
       };
     },

@@ -10,7 +10,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import { hashedKeyPart, type RedisConnection } from './redis.ts';
-import { TAKE_TOKEN } from './scripts.ts';
+import { COUNT_IN_WINDOW, TAKE_TOKEN } from './scripts.ts';
 
 export interface RateDecision {
   allowed: boolean;
@@ -92,5 +92,69 @@ export class RedisTokenBuckets implements TokenBuckets {
     if (allowed === undefined || waitMs === undefined) throw new Error('unexpected reply');
     if (allowed === 1) return ALLOWED;
     return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) };
+  }
+}
+
+/** Counters in fixed windows: at most `most` takes per key in each window of `windowMs`. */
+export interface WindowCounters {
+  /** True when this take is within the key's window's `most`. */
+  take(key: string): Promise<boolean>;
+}
+
+/** Windows counted in this process alone (a window starts with its first take). */
+export class MemoryWindowCounters implements WindowCounters {
+  readonly #windows = new Map<string, { start: number; count: number }>();
+  readonly #windowMs: number;
+  readonly #most: number;
+  readonly #now: () => number;
+
+  constructor(windowMs: number, most: number, now: () => number = Date.now) {
+    this.#windowMs = windowMs;
+    this.#most = most;
+    this.#now = now;
+  }
+
+  /** Synchronous: the look and the count are one step. */
+  count(key: string): boolean {
+    const now = this.#now();
+    let window = this.#windows.get(key);
+    if (!window || now - window.start >= this.#windowMs) {
+      // Bounded: windows past their time are dropped when many keys are counted.
+      if (this.#windows.size >= 10_000) {
+        for (const [name, old] of this.#windows) {
+          if (now - old.start >= this.#windowMs) this.#windows.delete(name);
+        }
+      }
+      window = { start: now, count: 0 };
+      this.#windows.set(key, window);
+    }
+    window.count += 1;
+    return window.count <= this.#most;
+  }
+
+  async take(key: string): Promise<boolean> {
+    return this.count(key);
+  }
+}
+
+/** Windows in Redis, for every replica (`<prefix>:<key>`, expiring with its window). */
+export class RedisWindowCounters implements WindowCounters {
+  readonly #redis: RedisConnection;
+  readonly #windowMs: string;
+  readonly #most: string;
+
+  constructor(redis: RedisConnection, windowMs: number, most: number) {
+    this.#redis = redis;
+    this.#windowMs = String(windowMs);
+    this.#most = String(most);
+  }
+
+  async take(key: string): Promise<boolean> {
+    const reply = await this.#redis.script(
+      COUNT_IN_WINDOW,
+      [this.#redis.key(key)],
+      [this.#windowMs, this.#most],
+    );
+    return Number(reply) === 1;
   }
 }

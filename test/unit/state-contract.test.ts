@@ -3,7 +3,8 @@
  * (on an injected clock) and a real redis-server (expiry on Redis's clock: a lapse there is a
  * short real wait past the hold, never an assertion on a margin). Leases that lapse and are taken
  * over, a lease given back only by its holder, the "asked again" round, versioned writes racing,
- * set-once under 50 concurrent callers, bounded sets whose members lapse, and Redis failing mid-operation (the server stopped):
+ * set-once under 50 concurrent callers, bounded sets whose members lapse, token buckets and
+ * fixed windows, and Redis failing mid-operation (the server stopped):
  * the caller acts locally and the failure is counted.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -136,6 +137,29 @@ function contract(name: string, make: () => Implementation) {
       expect(await state.lapsing.count(set)).toBe(2);
       expect(await state.lapsing.add(set, 'again', 10_000, 3)).toBe(true);
       expect(await state.lapsing.add(set, 'over', 10_000, 3)).toBe(false);
+    });
+  });
+
+  describe(`${name}: quotas`, () => {
+    it('a token bucket allows its burst, then refuses with the wait, and refills', async () => {
+      const { state, lapse } = make();
+      const buckets = state.buckets({ rps: 5, burst: 3 });
+      const key = fresh('bucket');
+      const takes = await Promise.all(Array.from({ length: 10 }, () => buckets.take(key)));
+      expect(takes.filter((take) => take.allowed)).toHaveLength(3);
+      expect(takes.find((take) => !take.allowed)?.retryAfterSeconds).toBe(1);
+      await lapse(450);
+      expect((await buckets.take(key)).allowed).toBe(true);
+    });
+
+    it('a fixed window counts 50 concurrent takes across its callers, and starts again after it', async () => {
+      const { state, lapse } = make();
+      const windows = state.windows(300, 4);
+      const key = fresh('window');
+      const takes = await Promise.all(Array.from({ length: 50 }, () => windows.take(key)));
+      expect(takes.filter(Boolean)).toHaveLength(4);
+      await lapse(400);
+      expect(await windows.take(key)).toBe(true);
     });
   });
 
