@@ -25,6 +25,7 @@
  *   that polls the record takes it as its latest poll and waits longer before the next.
  */
 import { randomUUID } from 'node:crypto';
+import { SealedChannels } from '../state/channel.ts';
 import type { SharedState } from '../state/index.ts';
 import type { RedisConnection } from '../state/redis.ts';
 import { BEAT, REGISTER_MEMBER, RELEASE_LEASE } from '../state/scripts.ts';
@@ -81,6 +82,9 @@ interface Poller {
 export class RedisLiveStatusHub extends LiveHubBase {
   readonly #redis: RedisConnection;
   readonly #messages: LiveMessages;
+  readonly #state: SharedState;
+  /** Every message between replicas, through the codec (sealed, or clear without personal data). */
+  readonly #channels: SealedChannels<LiveMessage>;
   readonly #id = randomUUID();
   readonly #watches = new Map<string, Watch>();
   readonly #pollers = new Map<string, Poller>();
@@ -92,6 +96,8 @@ export class RedisLiveStatusHub extends LiveHubBase {
     super(deps, new SharedLiveSlots(state));
     if (!state.redis) throw new Error('the Redis live hub needs the Redis state');
     this.#redis = state.redis;
+    this.#state = state;
+    this.#channels = new SealedChannels(state.channels, messages);
     this.#messages = messages;
     this.#beatMs = deps.settings.heartbeatMs;
     this.#lockMs = 3 * deps.settings.heartbeatMs;
@@ -136,7 +142,7 @@ export class RedisLiveStatusHub extends LiveHubBase {
     };
     this.#watches.set(txRef, watch);
     watch.ready = (async () => {
-      watch.unsubscribe = await this.#redis.subscribe(this.#keys(txRef).channel, (message) =>
+      watch.unsubscribe = await this.#channels.subscribe(this.#keys(txRef).channel, (message) =>
         this.#receive(watch, message),
       );
       await this.#register(watch);
@@ -174,9 +180,7 @@ export class RedisLiveStatusHub extends LiveHubBase {
     if (poller) await this.#beat(poller);
   }
 
-  #receive(watch: Watch, text: string): void {
-    const message = this.#messages.open(this.#keys(watch.txRef).channel, text);
-    if (!message) return;
+  #receive(watch: Watch, message: LiveMessage): void {
     watch.heardAt = Date.now();
     if (message.t === 'beat') {
       watch.sequenceStartedAt = message.since;
@@ -247,9 +251,11 @@ export class RedisLiveStatusHub extends LiveHubBase {
           ? { t: 'record', owner, record: event.record, ...pushed }
           : { t: 'changed', owner, ...pushed };
     const { channel } = this.#keys(txRef);
-    void this.#redis.publish(channel, this.#messages.seal(channel, message)).then((sent) => {
-      if (!sent) this.#redis.failed('live');
-    });
+    void this.#state.orLocally(
+      'live',
+      () => this.#channels.publish(channel, message),
+      () => undefined,
+    );
   }
 
   async push(source: LiveSource, id: string, record: LiveRecord, pushedAt: number): Promise<void> {

@@ -6,6 +6,7 @@
  * ({@link SharedState.orLocally}: `gateway_redis_errors_total{component}` and one throttled log
  * line, through the connection's observer). Memory never fails.
  */
+import { type Channels, MemoryChannels, RedisChannels } from './channel.ts';
 import { type LapsingSets, MemoryLapsingSets, RedisLapsingSets } from './lapsing.ts';
 import { type Leases, MemoryLeases, RedisLeases } from './lease.ts';
 import { MemorySetOnce, RedisSetOnce, type SetOnce } from './once.ts';
@@ -27,6 +28,7 @@ export interface SharedState {
   readonly leases: Leases;
   readonly once: SetOnce;
   readonly lapsing: LapsingSets;
+  readonly channels: Channels;
   /**
    * Token buckets at `rate`. When Redis fails, a take is allowed (an outage of the shared
    * counters must not become an outage of the gateway) and counted as `rate_limit`.
@@ -57,6 +59,7 @@ export function memoryState(now: () => number = Date.now): SharedState {
     leases: new MemoryLeases(now),
     once: new MemorySetOnce(now),
     lapsing: new MemoryLapsingSets(now),
+    channels: new MemoryChannels(),
     buckets: (rate) => new MemoryTokenBuckets(rate, now),
     windows: (windowMs, most) => new MemoryWindowCounters(windowMs, most, now),
     orLocally: (_component, shared) => shared(),
@@ -71,6 +74,7 @@ export function redisState(redis: RedisConnection): SharedState {
     leases: new RedisLeases(redis),
     once: new RedisSetOnce(redis),
     lapsing: new RedisLapsingSets(redis),
+    channels: new RedisChannels(redis),
     buckets: (rate) => {
       const shared = new RedisTokenBuckets(redis, rate);
       return {

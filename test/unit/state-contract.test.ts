@@ -4,11 +4,14 @@
  * short real wait past the hold, never an assertion on a margin). Leases that lapse and are taken
  * over, a lease given back only by its holder, the "asked again" round, versioned writes racing,
  * set-once under 50 concurrent callers, bounded sets whose members lapse, token buckets and
- * fixed windows, and Redis failing mid-operation (the server stopped):
+ * fixed windows, sealed channels (a forged or tampered message is dropped and counted), and Redis failing mid-operation (the server stopped):
  * the caller acts locally and the failure is counted.
  */
+import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LiveMessage, LiveMessages, type RejectReason } from '../../src/live/messages.ts';
+import { SealedChannels } from '../../src/state/channel.ts';
 import { memoryState, redisState, type SharedState } from '../../src/state/index.ts';
 import {
   MemoryVersionedStore,
@@ -160,6 +163,45 @@ function contract(name: string, make: () => Implementation) {
       expect(takes.filter(Boolean)).toHaveLength(4);
       await lapse(400);
       expect(await windows.take(key)).toBe(true);
+    });
+  });
+
+  describe(`${name}: sealed channels`, () => {
+    it('delivers what was sealed for the channel; a forged, altered or moved message is dropped and counted', async () => {
+      const { state } = make();
+      const rejected: RejectReason[] = [];
+      const keys = { key: randomBytes(32), oldKeys: [] };
+      const channels = new SealedChannels<LiveMessage>(
+        state.channels,
+        new LiveMessages(keys, (reason) => rejected.push(reason)),
+      );
+      const channel = fresh('contract:live:events');
+      const other = fresh('contract:live:events');
+      const received: LiveMessage[] = [];
+      const stop = await channels.subscribe(channel, (message) => received.push(message));
+      const beat: LiveMessage = { t: 'beat', owner: 'replica-a', since: 1 };
+      await channels.publish(channel, beat);
+      // A party that can publish but lacks the key: clear JSON, a sealed message altered, one
+      // sealed for another channel, one sealed with another key.
+      const genuine = new LiveMessages(keys, () => {});
+      const sealed = genuine.seal(channel, beat);
+      await state.channels.publish(channel, JSON.stringify({ ...beat, at: Date.now() }));
+      await state.channels.publish(channel, `${sealed.slice(0, -4)}AAAA`);
+      await state.channels.publish(channel, genuine.seal(other, beat));
+      const stranger = new LiveMessages({ key: randomBytes(32), oldKeys: [] }, () => {});
+      await state.channels.publish(channel, stranger.seal(channel, beat));
+      await channels.publish(channel, { t: 'beat', owner: 'replica-b', since: 2 });
+      const deadline = Date.now() + 5_000;
+      while (received.length < 2 && Date.now() < deadline) await sleep(5);
+      stop();
+      expect(received).toMatchObject([beat, { t: 'beat', owner: 'replica-b', since: 2 }]);
+      expect(received).toHaveLength(2);
+      expect(rejected).toEqual([
+        'unauthenticated',
+        'unauthenticated',
+        'unauthenticated',
+        'unauthenticated',
+      ]);
     });
   });
 
