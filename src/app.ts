@@ -9,7 +9,7 @@ import { type Authenticator, createAuthenticator, signToken } from './auth.ts';
 import { LeaseFlightLock } from './cache/flight.ts';
 import { Sealer } from './cache/seal.ts';
 import { createSources } from './cache/sources.ts';
-import { type CacheObserver, createMemoryCache, RecordCache } from './cache/store.ts';
+import { type CacheObserver, RecordCache } from './cache/store.ts';
 import type {
   AuthConfig,
   GatewayConfig,
@@ -39,7 +39,6 @@ import { PaymentConfirmations } from './payments/confirmation.ts';
 import { createGateway, type Gateway } from './server.ts';
 import { memoryState, redisState, type SharedState } from './state/index.ts';
 import type { TokenBuckets } from './state/quota.ts';
-import { RedisVersionedStore } from './state/records.ts';
 import { RedisConnection } from './state/redis.ts';
 import { CallerShare } from './upstream/caller-share.ts';
 import { KycClient, PaymentClient } from './upstream/clients.ts';
@@ -301,22 +300,17 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
       );
     }
     if (outcome === 'error') {
-      if (redis && kind !== 'store') cluster.redisErrors.inc({ component: 'cache' });
+      if (state.shared && kind !== 'store') cluster.redisErrors.inc({ component: 'cache' });
       // Throttled: with the store down this would otherwise be one line per request.
       warn(`cache:${kind}`, { kind }, 'cache store failed; serving without it');
     }
   };
   const cache = inputs.cache
     ? inputs.cache(observeCache)
-    : redis
-      ? new RecordCache(
-          new RedisVersionedStore(
-            redis,
-            config.cache.encryption && new Sealer(config.cache.encryption),
-          ),
-          observeCache,
-        )
-      : createMemoryCache(config.cache, observeCache);
+    : new RecordCache(
+        state.records(config.cache, config.cache.encryption && new Sealer(config.cache.encryption)),
+        observeCache,
+      );
   const sources = createSources({
     payment,
     kyc,

@@ -35,7 +35,7 @@ export class LeaseFlightLock implements FlightLock {
   constructor(state: SharedState, options: FlightOptions) {
     this.#state = state;
     this.#options = options;
-    this.#now = options.now ?? Date.now;
+    this.#now = options.now ?? (() => Date.now());
     this.#pause = options.pause ?? sleep;
   }
 

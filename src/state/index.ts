@@ -6,6 +6,8 @@
  * ({@link SharedState.orLocally}: `gateway_redis_errors_total{component}` and one throttled log
  * line, through the connection's observer). Memory never fails.
  */
+
+import type { Sealer } from '../cache/seal.ts';
 import { type Channels, MemoryChannels, RedisChannels } from './channel.ts';
 import { type LapsingSets, MemoryLapsingSets, RedisLapsingSets } from './lapsing.ts';
 import { type Leases, MemoryLeases, RedisLeases } from './lease.ts';
@@ -20,12 +22,24 @@ import {
   type TokenBuckets,
   type WindowCounters,
 } from './quota.ts';
+import {
+  type MemoryStoreBounds,
+  MemoryVersionedStore,
+  RedisVersionedStore,
+  type Versioned,
+  type VersionedStore,
+} from './records.ts';
 import type { RedisConnection } from './redis.ts';
 
 export interface SharedState {
   /** True when the state is shared with other replicas (Redis). */
   readonly shared: boolean;
   readonly leases: Leases;
+  /**
+   * A versioned store: in memory bounded by `bounds`; in Redis, sealed with `sealer` when given
+   * (`bounds` then bound nothing: Redis's memory does).
+   */
+  records<E extends Versioned>(bounds: MemoryStoreBounds, sealer?: Sealer): VersionedStore<E>;
   readonly once: SetOnce;
   readonly lapsing: LapsingSets;
   readonly channels: Channels;
@@ -53,10 +67,11 @@ export interface SharedState {
 }
 
 /** State in this process's memory, on the clock `now`. */
-export function memoryState(now: () => number = Date.now): SharedState {
+export function memoryState(now: () => number = () => Date.now()): SharedState {
   return {
     shared: false,
     leases: new MemoryLeases(now),
+    records: (bounds) => new MemoryVersionedStore(bounds, now),
     once: new MemorySetOnce(now),
     lapsing: new MemoryLapsingSets(now),
     channels: new MemoryChannels(),
@@ -72,6 +87,7 @@ export function redisState(redis: RedisConnection): SharedState {
   const state: SharedState = {
     shared: true,
     leases: new RedisLeases(redis),
+    records: (_bounds, sealer) => new RedisVersionedStore(redis, sealer),
     once: new RedisSetOnce(redis),
     lapsing: new RedisLapsingSets(redis),
     channels: new RedisChannels(redis),

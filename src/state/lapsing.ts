@@ -24,7 +24,7 @@ export class MemoryLapsingSets implements LapsingSets {
   readonly #sets = new Map<string, Map<string, number>>();
   readonly #now: () => number;
 
-  constructor(now: () => number = Date.now) {
+  constructor(now: () => number = () => Date.now()) {
     this.#now = now;
   }
 

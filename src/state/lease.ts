@@ -54,7 +54,7 @@ export class MemoryLeases implements Leases {
   readonly #asked = new Map<string, number>();
   readonly #now: () => number;
 
-  constructor(now: () => number = Date.now) {
+  constructor(now: () => number = () => Date.now()) {
     this.#now = now;
   }
 

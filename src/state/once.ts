@@ -19,7 +19,7 @@ const MAX_REMEMBERED = 100_000;
 export class MemorySetOnce implements SetOnce {
   readonly #seen: LRUCache<string, true>;
 
-  constructor(now: () => number = Date.now, max = MAX_REMEMBERED) {
+  constructor(now: () => number = () => Date.now(), max = MAX_REMEMBERED) {
     this.#seen = new LRUCache<string, true>({ max, perf: { now }, ttlResolution: 0 });
   }
 

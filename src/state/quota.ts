@@ -108,7 +108,7 @@ export class MemoryWindowCounters implements WindowCounters {
   readonly #most: number;
   readonly #now: () => number;
 
-  constructor(windowMs: number, most: number, now: () => number = Date.now) {
+  constructor(windowMs: number, most: number, now: () => number = () => Date.now()) {
     this.#windowMs = windowMs;
     this.#most = most;
     this.#now = now;

@@ -63,7 +63,7 @@ export interface MemoryStoreBounds {
 export class MemoryVersionedStore<E extends Versioned> implements VersionedStore<E> {
   readonly #lru: LRUCache<string, E & object>;
 
-  constructor(bounds: MemoryStoreBounds, now: () => number = Date.now) {
+  constructor(bounds: MemoryStoreBounds, now: () => number = () => Date.now()) {
     this.#lru = new LRUCache<string, E & object>({
       max: bounds.maxEntries,
       maxSize: bounds.maxBytes,
@@ -139,7 +139,11 @@ export class RedisVersionedStore<E extends Versioned> implements VersionedStore<
   readonly #cipher: Sealer | undefined;
   readonly #now: () => number;
 
-  constructor(connection: RedisConnection, cipher: Sealer | undefined, now = Date.now) {
+  constructor(
+    connection: RedisConnection,
+    cipher: Sealer | undefined,
+    now: () => number = () => Date.now(),
+  ) {
     this.#connection = connection;
     this.#cipher = cipher;
     this.#now = now;

@@ -49,7 +49,7 @@ export interface RefresherClock {
 export function createRefresher(
   holdMs: number,
   state: SharedState,
-  clock: RefresherClock = { now: Date.now, pause: sleep },
+  clock: RefresherClock = { now: () => Date.now(), pause: sleep },
 ): Refresher {
   const running = new Map<string, Pending>();
   const { leases } = state;

@@ -290,6 +290,9 @@ describe.skipIf(skip)('redis', () => {
       expect(held).toBeDefined();
       await redis.stop();
       try {
+        // The client notices the closed socket as its next event; wait for that, not a margin.
+        const noticed = Date.now() + 10_000;
+        while (connection.isReady && Date.now() < noticed) await sleep(10);
         await expect(state.leases.take(fresh('lease'), 10_000)).rejects.toBeInstanceOf(
           RedisUnavailableError,
         );
