@@ -28,7 +28,7 @@ import { randomUUID } from 'node:crypto';
 import { SealedChannels } from '../state/channel.ts';
 import type { SharedState } from '../state/index.ts';
 import type { RedisConnection } from '../state/redis.ts';
-import { BEAT, REGISTER_MEMBER, RELEASE_LEASE } from '../state/scripts.ts';
+import { BEAT, RELEASE_LEASE } from '../state/scripts.ts';
 import {
   isLastEvent,
   kindOf,
@@ -44,6 +44,9 @@ import {
 } from './hub.ts';
 import type { LiveMessage, LiveMessages } from './messages.ts';
 import { SharedLiveSlots } from './slots.ts';
+
+/** The lapsing set of the cluster's watches of a topic (state/lapsing.ts), which BEAT prunes. */
+const watchers = (txRef: string): string => `live:subs:${txRef}`;
 
 interface Watch {
   kind: LiveKind<LiveRecord>;
@@ -106,7 +109,7 @@ export class RedisLiveStatusHub extends LiveHubBase {
   #keys(txRef: string) {
     return {
       lock: this.#redis.key('live', 'lock', txRef),
-      subs: this.#redis.key('live', 'subs', txRef),
+      subs: this.#redis.key(watchers(txRef)),
       channel: this.#redis.key('live', 'events', txRef),
     };
   }
@@ -169,12 +172,11 @@ export class RedisLiveStatusHub extends LiveHubBase {
     watch.disposed = true;
     clearInterval(watch.ticker);
     watch.unsubscribe?.();
-    try {
-      const { subs } = this.#keys(watch.txRef);
-      await this.#redis.run((client) => client.zRem(subs, watch.member));
-    } catch {
-      this.#redis.failed('live');
-    }
+    await this.#state.orLocally(
+      'live',
+      () => this.#state.lapsing.remove(watchers(watch.txRef), watch.member),
+      () => undefined,
+    );
     // If this replica polls, it learns at once whether anyone else still watches.
     const poller = this.#pollers.get(watch.txRef);
     if (poller) await this.#beat(poller);
@@ -267,16 +269,20 @@ export class RedisLiveStatusHub extends LiveHubBase {
     this.#publish(txRef, event);
   }
 
+  /** Registers (or renews) a watch in the cluster's set of watches, until three beats on. */
   async #register(watch: Watch): Promise<void> {
-    try {
-      await this.#redis.script(
-        REGISTER_MEMBER,
-        [this.#keys(watch.txRef).subs],
-        [watch.member, String(this.#lockMs)],
-      );
-    } catch {
-      this.#redis.failed('live');
-    }
+    await this.#state.orLocally(
+      'live',
+      async () => {
+        await this.#state.lapsing.add(
+          watchers(watch.txRef),
+          watch.member,
+          this.#lockMs,
+          Number.MAX_SAFE_INTEGER,
+        );
+      },
+      () => undefined,
+    );
   }
 
   /** Every beat, per watched txRef: stay registered; take over from a silent poller. */

@@ -155,21 +155,10 @@ return 1
 `);
 
 /**
- * KEYS: the set. ARGV: member, ttl ms. Adds or renews `member` until now + ttl; the set itself
- * lives twice the ttl past its last registration. Reply: 1.
- */
-export const REGISTER_MEMBER =
-  luaScript(`${NOW}redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
-redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 2)
-return 1
-`);
-
-/**
- * The live poller's beat. KEYS: the poller's lease, the set of watches. ARGV: the replica's id,
- * lease ms, channel, heartbeat message. Renews the lease when this replica holds it (or it is
- * free), drops lapsed watches and publishes the heartbeat. Reply: -1 another replica holds the
- * lease; else the number of watches left. (The channel is named in ARGV: publishing from a
- * script is not bound to a key's node, so on a cluster the message reaches every node.)
+ * The live poller's beat. KEYS: the poller's lock, the set of watches (a lapsing set of
+ * state/lapsing.ts). ARGV: the replica's id, lock ms, channel, heartbeat message. Renews the lock
+ * when this replica holds it (or it is free), drops lapsed watches and publishes the heartbeat.
+ * Reply: -1 another replica holds the lock; else the number of watches left.
  */
 export const BEAT = luaScript(`
 local owner = redis.call('GET', KEYS[1])
