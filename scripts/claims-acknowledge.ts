@@ -7,8 +7,8 @@
  * is in docs/payments.md: the claims that were lost are not brought back by this.
  */
 import { acknowledgeLedger, readDurability, readLedger } from '../src/payments/claims.ts';
-import { RedisConnection } from '../src/redis/connection.ts';
 import { readSetting } from '../src/settings.ts';
+import { RedisConnection } from '../src/state/redis.ts';
 
 /** What the marker says, in words. */
 function describe(marker: string | undefined): string {

@@ -6,11 +6,10 @@ import { readFileSync } from 'node:fs';
 import { trace } from '@opentelemetry/api';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { type Authenticator, createAuthenticator, signToken } from './auth.ts';
-import { RedisFlightLock } from './cache/redis-flight.ts';
-import { createRedisCache } from './cache/redis-store.ts';
+import { LeaseFlightLock } from './cache/flight.ts';
 import { Sealer } from './cache/seal.ts';
 import { createSources } from './cache/sources.ts';
-import { type CacheObserver, createMemoryCache, type RecordCache } from './cache/store.ts';
+import { type CacheObserver, RecordCache } from './cache/store.ts';
 import type {
   AuthConfig,
   GatewayConfig,
@@ -19,14 +18,7 @@ import type {
   RateLimitConfig,
 } from './config.ts';
 import { createPersistedStore, trustedOperationNames } from './graphql/persisted.ts';
-import {
-  MemoryRateLimiter,
-  perCallerKind,
-  type RateLimiter,
-  type TokenBuckets,
-  UNLIMITED,
-} from './http/rate-limit.ts';
-import { RedisRateLimiter } from './http/redis-rate-limit.ts';
+import { perCallerKind, type RateLimiter, UNLIMITED } from './http/rate-limit.ts';
 import type { LiveDeps, LiveStatusHub } from './live/hub.ts';
 import { MemoryLiveStatusHub } from './live/memory-hub.ts';
 import { LiveMessages } from './live/messages.ts';
@@ -44,8 +36,10 @@ import {
   RedisClaimStore,
 } from './payments/claims.ts';
 import { PaymentConfirmations } from './payments/confirmation.ts';
-import { RedisConnection } from './redis/connection.ts';
 import { createGateway, type Gateway } from './server.ts';
+import { memoryState, redisState, type SharedState } from './state/index.ts';
+import type { TokenBuckets } from './state/quota.ts';
+import { RedisConnection } from './state/redis.ts';
 import { CallerShare } from './upstream/caller-share.ts';
 import { KycClient, PaymentClient } from './upstream/clients.ts';
 import type { UpstreamObserver } from './upstream/http.ts';
@@ -154,16 +148,16 @@ function connectRedis(
 /** The live hub, and the rate limiter: shared through Redis when there is one. */
 function clusterParts(
   config: GatewayConfig,
-  redis: RedisConnection | undefined,
+  state: SharedState,
   live: LiveDeps,
   messages: LiveMessages,
 ): { live: LiveStatusHub; rateLimiter: RateLimiter } {
-  const buckets = (rate: RateLimitConfig): TokenBuckets => {
-    if (rate.rps === 0) return UNLIMITED;
-    return redis ? new RedisRateLimiter(redis, rate) : new MemoryRateLimiter(rate);
-  };
+  const buckets = (rate: RateLimitConfig): TokenBuckets =>
+    rate.rps === 0 ? UNLIMITED : state.buckets(rate);
   return {
-    live: redis ? new RedisLiveStatusHub(live, redis, messages) : new MemoryLiveStatusHub(live),
+    live: state.shared
+      ? new RedisLiveStatusHub(live, state, messages)
+      : new MemoryLiveStatusHub(live),
     rateLimiter: perCallerKind({
       endUser: buckets(config.rateLimit),
       service: buckets(config.rateLimit.service),
@@ -293,6 +287,8 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
   const warn = throttledWarn(logger);
   const cluster = new ClusterMetrics(metrics, config.cache.url !== undefined);
   const redis = inputs.cache ? undefined : connectRedis(config, cluster, logger, warn);
+  // What the replicas share, chosen here once: Redis with CACHE_URL, else this process alone.
+  const state = redis ? redisState(redis) : memoryState();
   const observeCache: CacheObserver = ({ kind, outcome }) => {
     metrics.cacheEvents.inc({ kind, outcome });
     if (tracing) trace.getActiveSpan()?.addEvent('cache', { kind, outcome });
@@ -304,24 +300,25 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
       );
     }
     if (outcome === 'error') {
-      if (redis && kind !== 'store') cluster.redisErrors.inc({ component: 'cache' });
+      if (state.shared && kind !== 'store') cluster.redisErrors.inc({ component: 'cache' });
       // Throttled: with the store down this would otherwise be one line per request.
       warn(`cache:${kind}`, { kind }, 'cache store failed; serving without it');
     }
   };
   const cache = inputs.cache
     ? inputs.cache(observeCache)
-    : redis
-      ? createRedisCache(redis, observeCache, config.cache.encryption)
-      : createMemoryCache(config.cache, observeCache);
+    : new RecordCache(
+        state.records(config.cache, config.cache.encryption && new Sealer(config.cache.encryption)),
+        observeCache,
+      );
   const sources = createSources({
     payment,
     kyc,
     cache,
     policy: config.cache,
     businessSlug: inputs.kyc.businessSlug,
-    ...(redis && {
-      flightLock: new RedisFlightLock(redis, {
+    ...(state.shared && {
+      flightLock: new LeaseFlightLock(state, {
         // Held a little longer than one upstream read may take; waited for as long as one.
         holdMs: config.upstream.timeoutMs + 1000,
         waitMs: config.upstream.timeoutMs,
@@ -335,7 +332,7 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
   );
   const { live, rateLimiter } = clusterParts(
     config,
-    redis,
+    state,
     { sources, settings: config.live, observer: cluster.liveObserver() },
     messages,
   );
@@ -352,8 +349,8 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
       sources,
       live,
       // Remembered as long as a signed time may still be accepted: twice the tolerance.
-      replay: createReplayGuard(2 * hooks.toleranceSeconds, redis),
-      refresher: createRefresher(config.upstream.timeoutMs + 1000, redis),
+      replay: createReplayGuard(2 * hooks.toleranceSeconds, state),
+      refresher: createRefresher(config.upstream.timeoutMs + 1000, state),
       metrics,
       logger,
     });
@@ -371,7 +368,7 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
     rateLimiter,
     persistedStore: createPersistedStore({
       bounds: config.persisted,
-      ...(redis && { redis }),
+      state,
       ...(config.cache.encryption && { encryption: config.cache.encryption }),
     }),
     ...(!config.callerShare.benchOff && {
@@ -418,7 +415,7 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
     close: async () => {
       // Pollers first (they release their Redis locks), the connection to Redis last.
       await live.close();
-      await Promise.allSettled([payment.close(), kyc.close(), cache.close()]);
+      await Promise.allSettled([payment.close(), kyc.close()]);
       await redis?.close();
       await new Promise<void>((resolve) => logger.flush(() => resolve()));
     },

@@ -1,7 +1,7 @@
 /**
  * AES-256-GCM sealing with the cache key (`CACHE_ENCRYPTION_KEY`, rotation by
  * `CACHE_ENCRYPTION_OLD_KEYS`): the one place where the gateway encrypts what it puts in Redis —
- * records (cache/redis-store.ts), persisted documents (graphql/persisted.ts) and the messages
+ * records (state/records.ts), persisted documents (graphql/persisted.ts) and the messages
  * replicas exchange (live/messages.ts). Each sealed text is bound to its place, given as
  * associated data (a Redis key, a channel name), so a value copied elsewhere does not open.
  */

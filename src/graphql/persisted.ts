@@ -24,7 +24,9 @@ import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import { Sealer, type SealKeys } from '../cache/seal.ts';
 import type { TrustedDocumentsMode } from '../config.ts';
-import { hashedKeyPart, luaScript, type RedisConnection } from '../redis/connection.ts';
+import type { SharedState } from '../state/index.ts';
+import { hashedKeyPart } from '../state/redis.ts';
+import { REGISTER_DOCUMENT } from '../state/scripts.ts';
 
 /** Where registered documents are kept (by hex SHA-256). */
 export interface PersistedStore {
@@ -69,76 +71,6 @@ const MINUTE_MS = 60_000;
 /** A document's last use is written to Redis at most this often per process. */
 const TOUCH_EVERY_MS = 60_000;
 
-// KEYS: document, LRU set (member: hash, score: last use), bytes counter.
-// ARGV: stored text, now (ms), most bytes, hash, prefix of document keys, replace (1: the
-// stored value does not open). Stores the document (no TTL: Redis never evicts it, this script
-// does), marks it used, and drops the least recently used documents, and only documents, while
-// over the byte bound. Returns 1 when stored, 2 when it was known already, 0 when larger than
-// the bound alone.
-const REGISTER = luaScript(`
-local size = string.len(ARGV[1])
-local most = tonumber(ARGV[3])
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  if ARGV[6] ~= '1' then
-    redis.call('ZADD', KEYS[2], ARGV[2], ARGV[4])
-    return 2
-  end
-  redis.call('DECRBY', KEYS[3], redis.call('STRLEN', KEYS[1]))
-  redis.call('DEL', KEYS[1])
-  redis.call('ZREM', KEYS[2], ARGV[4])
-end
-if size > most then return 0 end
-redis.call('SET', KEYS[1], ARGV[1])
-redis.call('ZADD', KEYS[2], ARGV[2], ARGV[4])
-local total = redis.call('INCRBY', KEYS[3], size)
-while total > most do
-  local oldest = redis.call('ZRANGE', KEYS[2], 0, 0)
-  if #oldest == 0 then
-    redis.call('SET', KEYS[3], 0)
-    break
-  end
-  local victim = ARGV[5] .. oldest[1]
-  local freed = redis.call('STRLEN', victim)
-  redis.call('DEL', victim)
-  redis.call('ZREM', KEYS[2], oldest[1])
-  total = redis.call('DECRBY', KEYS[3], freed)
-end
-return 1
-`);
-
-// KEYS: the caller's counter. ARGV: window (ms), most per window. A fixed window: 1 allowed, 0 not.
-const COUNT_REGISTRATION = luaScript(`
-local n = redis.call('INCR', KEYS[1])
-if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-if n > tonumber(ARGV[2]) then return 0 end
-return 1
-`);
-
-/** Registrations per caller in this process (without Redis, or while it fails): fixed windows. */
-class LocalRegistrations {
-  readonly #windows = new Map<string, { start: number; count: number }>();
-  readonly #most: number;
-  constructor(most: number) {
-    this.#most = most;
-  }
-  take(caller: string): boolean {
-    const now = Date.now();
-    let window = this.#windows.get(caller);
-    if (!window || now - window.start >= MINUTE_MS) {
-      // Bounded: windows past their minute are dropped when many callers are counted.
-      if (this.#windows.size >= 10_000) {
-        for (const [name, old] of this.#windows) {
-          if (now - old.start >= MINUTE_MS) this.#windows.delete(name);
-        }
-      }
-      window = { start: now, count: 0 };
-      this.#windows.set(caller, window);
-    }
-    window.count += 1;
-    return window.count <= this.#most;
-  }
-}
-
 /**
  * A bounded in-process store (bytes), in front of Redis when there is one, so that every replica
  * knows what a client registered on another. In Redis, documents are bounded for the whole cluster
@@ -149,17 +81,18 @@ class LocalRegistrations {
  */
 export function createPersistedStore(options: {
   bounds: PersistedBounds;
-  redis?: RedisConnection;
+  state: SharedState;
   encryption?: SealKeys;
 }): PersistedStore {
-  const { bounds, redis } = options;
+  const { bounds, state } = options;
+  const { redis } = state;
   const local = new LRUCache<string, { query: string; touched: number }>({
     max: 100_000,
     maxSize: Math.max(1, bounds.maxBytes),
     sizeCalculation: (entry) => entry.query.length * 2 + 64,
   });
   const sealer = options.encryption && new Sealer(options.encryption);
-  const registrations = new LocalRegistrations(bounds.registrationsPerMinute);
+  const registrations = state.windows(MINUTE_MS, bounds.registrationsPerMinute);
   const documentKey = (hash: string) => redis?.key('apq', 'doc', hash) ?? hash;
   const lru = redis?.key('apq', 'lru') ?? '';
   const bytes = redis?.key('apq', 'bytes') ?? '';
@@ -167,18 +100,7 @@ export function createPersistedStore(options: {
   /** Whether the caller may register one more new document now. */
   async function allowed(caller: string): Promise<boolean> {
     if (bounds.registrationsPerMinute === 0) return false;
-    if (!redis) return registrations.take(caller);
-    try {
-      const reply = await redis.script(
-        COUNT_REGISTRATION,
-        [redis.key('apq', 'reg', hashedKeyPart(caller))],
-        [String(MINUTE_MS), String(bounds.registrationsPerMinute)],
-      );
-      return Number(reply) === 1;
-    } catch {
-      redis.failed('apq');
-      return registrations.take(caller);
-    }
+    return registrations.take(`apq:reg:${hashedKeyPart(caller)}`);
   }
 
   /** Marks a document used in Redis (at most once a minute per process). */
@@ -246,7 +168,7 @@ export function createPersistedStore(options: {
         const sealed = sealer ? sealer.seal(key, query) : query;
         const replace = stored === 'unreadable' ? '1' : '0';
         const reply = await redis.script(
-          REGISTER,
+          REGISTER_DOCUMENT,
           [key, lru, bytes],
           [sealed, String(Date.now()), String(bounds.maxBytes), hash, documentKey(''), replace],
         );

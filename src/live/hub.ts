@@ -14,7 +14,7 @@ import type { RecordSources } from '../cache/sources.ts';
 import { BadUserInputError, type ErrorCode, GatewayError, UpstreamError } from '../errors.ts';
 import { isFinalStatus } from '../model/status.ts';
 import { outsideRequests } from '../observability/request-context.ts';
-import { hashedKeyPart } from '../redis/connection.ts';
+import { hashedKeyPart } from '../state/redis.ts';
 import type { UpstreamKycUser, UpstreamTransaction } from '../upstream/shapes.ts';
 import { type LiveSlots, MemoryLiveSlots } from './slots.ts';
 

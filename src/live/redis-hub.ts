@@ -25,7 +25,10 @@
  *   that polls the record takes it as its latest poll and waits longer before the next.
  */
 import { randomUUID } from 'node:crypto';
-import { luaScript, type RedisConnection } from '../redis/connection.ts';
+import { SealedChannels } from '../state/channel.ts';
+import type { SharedState } from '../state/index.ts';
+import type { RedisConnection } from '../state/redis.ts';
+import { BEAT, RELEASE_LEASE } from '../state/scripts.ts';
 import {
   isLastEvent,
   kindOf,
@@ -40,34 +43,10 @@ import {
   startPoller,
 } from './hub.ts';
 import type { LiveMessage, LiveMessages } from './messages.ts';
-import { RedisLiveSlots } from './slots.ts';
+import { SharedLiveSlots } from './slots.ts';
 
-// KEYS: subs. ARGV: member, ttl ms. Registers a watch until now + ttl (Redis's clock).
-const REGISTER = luaScript(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
-redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 2)
-return 1
-`);
-
-// KEYS: lock, subs. ARGV: replica id, lock ttl ms, channel, heartbeat message.
-// Returns -1 when another replica holds the lock; else the number of watches left.
-const BEAT = luaScript(`
-local owner = redis.call('GET', KEYS[1])
-if owner and owner ~= ARGV[1] then return -1 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-local watches = redis.call('ZCARD', KEYS[2])
-redis.call('PUBLISH', ARGV[3], ARGV[4])
-return watches
-`);
-
-const RELEASE = luaScript(
-  "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
-);
+/** The lapsing set of the cluster's watches of a topic (state/lapsing.ts), which BEAT prunes. */
+const watchers = (txRef: string): string => `live:subs:${txRef}`;
 
 interface Watch {
   kind: LiveKind<LiveRecord>;
@@ -106,6 +85,9 @@ interface Poller {
 export class RedisLiveStatusHub extends LiveHubBase {
   readonly #redis: RedisConnection;
   readonly #messages: LiveMessages;
+  readonly #state: SharedState;
+  /** Every message between replicas, through the codec (sealed, or clear without personal data). */
+  readonly #channels: SealedChannels<LiveMessage>;
   readonly #id = randomUUID();
   readonly #watches = new Map<string, Watch>();
   readonly #pollers = new Map<string, Poller>();
@@ -113,9 +95,12 @@ export class RedisLiveStatusHub extends LiveHubBase {
   readonly #lockMs: number;
 
   /** `messages`: the codec every message on a live channel goes through (live/messages.ts). */
-  constructor(deps: LiveDeps, redis: RedisConnection, messages: LiveMessages) {
-    super(deps, new RedisLiveSlots(redis));
-    this.#redis = redis;
+  constructor(deps: LiveDeps, state: SharedState, messages: LiveMessages) {
+    super(deps, new SharedLiveSlots(state));
+    if (!state.redis) throw new Error('the Redis live hub needs the Redis state');
+    this.#redis = state.redis;
+    this.#state = state;
+    this.#channels = new SealedChannels(state.channels, messages);
     this.#messages = messages;
     this.#beatMs = deps.settings.heartbeatMs;
     this.#lockMs = 3 * deps.settings.heartbeatMs;
@@ -124,7 +109,7 @@ export class RedisLiveStatusHub extends LiveHubBase {
   #keys(txRef: string) {
     return {
       lock: this.#redis.key('live', 'lock', txRef),
-      subs: this.#redis.key('live', 'subs', txRef),
+      subs: this.#redis.key(watchers(txRef)),
       channel: this.#redis.key('live', 'events', txRef),
     };
   }
@@ -160,7 +145,7 @@ export class RedisLiveStatusHub extends LiveHubBase {
     };
     this.#watches.set(txRef, watch);
     watch.ready = (async () => {
-      watch.unsubscribe = await this.#redis.subscribe(this.#keys(txRef).channel, (message) =>
+      watch.unsubscribe = await this.#channels.subscribe(this.#keys(txRef).channel, (message) =>
         this.#receive(watch, message),
       );
       await this.#register(watch);
@@ -187,20 +172,17 @@ export class RedisLiveStatusHub extends LiveHubBase {
     watch.disposed = true;
     clearInterval(watch.ticker);
     watch.unsubscribe?.();
-    try {
-      const { subs } = this.#keys(watch.txRef);
-      await this.#redis.run((client) => client.zRem(subs, watch.member));
-    } catch {
-      this.#redis.failed('live');
-    }
+    await this.#state.orLocally(
+      'live',
+      () => this.#state.lapsing.remove(watchers(watch.txRef), watch.member),
+      () => undefined,
+    );
     // If this replica polls, it learns at once whether anyone else still watches.
     const poller = this.#pollers.get(watch.txRef);
     if (poller) await this.#beat(poller);
   }
 
-  #receive(watch: Watch, text: string): void {
-    const message = this.#messages.open(this.#keys(watch.txRef).channel, text);
-    if (!message) return;
+  #receive(watch: Watch, message: LiveMessage): void {
     watch.heardAt = Date.now();
     if (message.t === 'beat') {
       watch.sequenceStartedAt = message.since;
@@ -271,9 +253,11 @@ export class RedisLiveStatusHub extends LiveHubBase {
           ? { t: 'record', owner, record: event.record, ...pushed }
           : { t: 'changed', owner, ...pushed };
     const { channel } = this.#keys(txRef);
-    void this.#redis.publish(channel, this.#messages.seal(channel, message)).then((sent) => {
-      if (!sent) this.#redis.failed('live');
-    });
+    void this.#state.orLocally(
+      'live',
+      () => this.#channels.publish(channel, message),
+      () => undefined,
+    );
   }
 
   async push(source: LiveSource, id: string, record: LiveRecord, pushedAt: number): Promise<void> {
@@ -285,16 +269,20 @@ export class RedisLiveStatusHub extends LiveHubBase {
     this.#publish(txRef, event);
   }
 
+  /** Registers (or renews) a watch in the cluster's set of watches, until three beats on. */
   async #register(watch: Watch): Promise<void> {
-    try {
-      await this.#redis.script(
-        REGISTER,
-        [this.#keys(watch.txRef).subs],
-        [watch.member, String(this.#lockMs)],
-      );
-    } catch {
-      this.#redis.failed('live');
-    }
+    await this.#state.orLocally(
+      'live',
+      async () => {
+        await this.#state.lapsing.add(
+          watchers(watch.txRef),
+          watch.member,
+          this.#lockMs,
+          Number.MAX_SAFE_INTEGER,
+        );
+      },
+      () => undefined,
+    );
   }
 
   /** Every beat, per watched txRef: stay registered; take over from a silent poller. */
@@ -329,7 +317,7 @@ export class RedisLiveStatusHub extends LiveHubBase {
     }
     if (watch.ended || this.#pollers.has(watch.txRef)) {
       // Everyone left meanwhile: free the lock now rather than when it expires.
-      if (won) await this.#redis.script(RELEASE, [lock], [this.#id]).catch(() => undefined);
+      if (won) await this.#redis.script(RELEASE_LEASE, [lock], [this.#id]).catch(() => undefined);
       return;
     }
     if (won) {
@@ -375,7 +363,7 @@ export class RedisLiveStatusHub extends LiveHubBase {
       if (this.#pollers.get(txRef) === poller) this.#pollers.delete(txRef);
       this.deps.observer?.pollers(-1);
       // Sent after the last PUBLISH on the same connection, so it reaches Redis after it.
-      await this.#redis.script(RELEASE, [lock], [this.#id]).catch(() => undefined);
+      await this.#redis.script(RELEASE_LEASE, [lock], [this.#id]).catch(() => undefined);
     });
   }
 

@@ -2,14 +2,15 @@
  * Live subscriptions held per caller (`LIVE_MAX_PER_CALLER`): in this process, or across every
  * replica through Redis when `CACHE_URL` is set.
  *
- * In Redis, a caller's slots are one sorted set: a member per held watch, scored by when it
- * lapses (Redis's clock). Taking a slot drops lapsed members, counts and adds, atomically (one
- * script); a held slot is renewed every third of its lifetime, so the slots of a replica that
- * crashed lapse within {@link SLOT_TTL_MS} and cannot leak. When Redis fails, the process
+ * Shared, a caller's slots are one of the state's lapsing sets: a member per held watch, until
+ * it lapses. Taking a slot drops lapsed members, counts and adds, atomically; a held slot is
+ * renewed every third of its lifetime, so the slots of a replica that crashed lapse within
+ * {@link SLOT_TTL_MS} and cannot leak. When Redis fails, the process
  * counts on its own (each replica then allows the limit: served without it, never refused).
  */
 import { randomUUID } from 'node:crypto';
-import { hashedKeyPart, luaScript, type RedisConnection } from '../redis/connection.ts';
+import type { SharedState } from '../state/index.ts';
+import { hashedKeyPart } from '../state/redis.ts';
 
 /** Gives a caller's slot back (once; later calls do nothing). */
 export type Release = () => void;
@@ -67,59 +68,45 @@ export class MemoryLiveSlots implements LiveSlots {
 /** How long a slot lives in Redis without being renewed. */
 export const SLOT_TTL_MS = 30_000;
 
-const TAKE = luaScript(`
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
-redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[2])
-redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]))
-return 1
-`);
-
-const RENEW = luaScript(`
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), ARGV[1])
-redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
-return 1
-`);
-
-/** Slots counted in Redis, for every replica together. */
-export class RedisLiveSlots implements LiveSlots {
-  readonly #redis: RedisConnection;
+/**
+ * Slots counted in the state's lapsing sets (state/lapsing.ts): with Redis, for every replica
+ * together. A held slot is renewed every third of its lifetime; when the store fails, the
+ * process counts on its own (`live_slots`).
+ */
+export class SharedLiveSlots implements LiveSlots {
+  readonly #state: SharedState;
   readonly #local = new CallerSlots();
   readonly #ttlMs: number;
 
-  constructor(redis: RedisConnection, ttlMs = SLOT_TTL_MS) {
-    this.#redis = redis;
+  constructor(state: SharedState, ttlMs = SLOT_TTL_MS) {
+    this.#state = state;
     this.#ttlMs = ttlMs;
   }
 
   async take(caller: string, max: number): Promise<Release | undefined> {
-    const key = this.#redis.key('live-slots', hashedKeyPart(caller));
+    const { lapsing } = this.#state;
+    const set = `live-slots:${hashedKeyPart(caller)}`;
     const id = randomUUID();
-    const ttl = String(this.#ttlMs);
-    let taken: unknown;
-    try {
-      taken = await this.#redis.script(TAKE, [key], [String(max), id, ttl]);
-    } catch {
-      this.#redis.failed('live_slots');
-      return this.#local.take(caller, max);
-    }
-    if (Number(taken) !== 1) return undefined;
-    const renew = setInterval(() => {
-      this.#redis.script(RENEW, [key], [id, ttl]).catch(() => this.#redis.failed('live_slots'));
-    }, this.#ttlMs / 3);
+    const taken = await this.#state.orLocally<boolean | Release | undefined>(
+      'live_slots',
+      () => lapsing.add(set, id, this.#ttlMs, max),
+      () => this.#local.take(caller, max),
+    );
+    if (typeof taken === 'function' || taken === undefined) return taken;
+    if (!taken) return undefined;
+    const quietly = (work: () => Promise<void>) =>
+      void this.#state.orLocally('live_slots', work, () => undefined);
+    const renew = setInterval(
+      () => quietly(() => lapsing.renew(set, id, this.#ttlMs)),
+      this.#ttlMs / 3,
+    );
     renew.unref();
     let given = false;
     return () => {
       if (given) return;
       given = true;
       clearInterval(renew);
-      this.#redis
-        .run((client) => client.zRem(key, id))
-        .catch(() => this.#redis.failed('live_slots'));
+      quietly(() => lapsing.remove(set, id));
     };
   }
 }

@@ -25,12 +25,8 @@
 
 import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors.ts';
-import {
-  hashedKeyPart,
-  type LuaScript,
-  luaScript,
-  type RedisConnection,
-} from '../redis/connection.ts';
+import { hashedKeyPart, type RedisConnection } from '../state/redis.ts';
+import { CHECK_LEDGER, CLAIM, type LuaScript, READ_CLAIM } from '../state/scripts.ts';
 
 /** Seals values at rest and opens them, bound to their place (the cache's AES-256-GCM). */
 export interface ValueSeal {
@@ -141,44 +137,6 @@ export class MemoryClaimStore implements ClaimStore {
     return held !== undefined && held !== orderId;
   }
 }
-
-/**
- * The ledger's check, the head of every claims script. KEYS[1]: the marker. ARGV[1]: the marker
- * this replica saw ('' for none yet), ARGV[2]: a new marker (`e:<random>`), ARGV[3]: the lost
- * marker (`lost:<when>`). A replica that saw none adopts what it finds (creating the marker when
- * there is none); one that saw a marker and finds it gone or replaced marks the ledger lost; an
- * acknowledged marker (`a:…`, written by `npm run claims:acknowledge`) is adopted by everyone.
- * Leaves `marker`: the marker now, `lost:…` when the claims cannot be trusted.
- */
-const LEDGER = `local marker = redis.call('GET', KEYS[1])
-if not marker then
-  if ARGV[1] == '' then marker = ARGV[2] else marker = ARGV[3] end
-  redis.call('SET', KEYS[1], marker)
-elseif string.sub(marker, 1, 5) ~= 'lost:' and ARGV[1] ~= '' and marker ~= ARGV[1]
-  and string.sub(marker, 1, 2) ~= 'a:' then
-  marker = ARGV[3]
-  redis.call('SET', KEYS[1], marker)
-end
-`;
-
-/** The ledger alone (at start and at every reconnection): `{ marker }`. */
-const CHECK_LEDGER = luaScript(`${LEDGER}return {marker}`);
-
-/**
- * The claim, atomically with the ledger's check: `{ marker, held }`, where `held` is the value
- * held when there is one; else the new value (ARGV[4]) is set with its retention (ARGV[5]) and
- * `held` is absent. Nothing is claimed in a lost ledger. Two scripts never interleave, on one Redis.
- */
-const CLAIM = luaScript(`${LEDGER}if string.sub(marker, 1, 5) == 'lost:' then return {marker} end
-local held = redis.call('GET', KEYS[2])
-if held then return {marker, held} end
-redis.call('SET', KEYS[2], ARGV[4], 'PX', ARGV[5])
-return {marker}`);
-
-/** The claim held, read with the ledger's check: `{ marker, held }`. */
-const READ_CLAIM = luaScript(`${LEDGER}local held = redis.call('GET', KEYS[2])
-if held then return {marker, held} end
-return {marker}`);
 
 /** The form of the claims' keys and values; another form is another key. */
 const CLAIM_FORMAT = 'v1';

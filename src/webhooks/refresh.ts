@@ -6,29 +6,19 @@
  * one. 1,000 notifications for one record in a second are thus a handful of fetches, one at a
  * time.
  *
- * With Redis the rule holds for the cluster: `SET <prefix>:webhook:dirty:<key>` says "fetch
- * again", `SET <prefix>:webhook:lock:<key> NX` elects the replica that fetches, and the holder
- * lets go of the lock only when no one asked again meanwhile (one Lua script, so a request
- * cannot slip between the look and the release). A replica that asked and did not get the lock
- * watches until the holder has taken its request (the holder deletes "dirty" as each fetch
- * begins) or has gone without it (the lock expired, or was let go while Redis hiccuped), and
- * then takes the lock itself: a request is never lost. When Redis fails, each replica fetches
- * for its own notifications (still one at a time per record in the process).
+ * With Redis the rule holds for the cluster, through a lease per record (state/lease.ts,
+ * `webhook:<key>`): asking sets the lease's flag ("fetch again") and tries to take the lease;
+ * the holder clears the flag as each fetch begins and gives the lease back only when no one
+ * asked again meanwhile (one atomic step, so a request cannot slip between the look and the
+ * release). A replica that asked and did not get the lease watches until the holder has taken
+ * its request (the flag is gone) or has gone without it (the lease lapsed, or was given back
+ * while Redis hiccuped), and then takes the lease itself: a request is never lost. When Redis
+ * fails, each replica fetches for its own notifications (still one at a time per record in the
+ * process). In memory the same protocol runs for the process alone.
  */
-import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { luaScript, type RedisConnection } from '../redis/connection.ts';
-
-// KEYS: lock, dirty. ARGV: token, hold ms. 1: released (or lost); 0: asked again, lock kept.
-const RELEASE_UNLESS_ASKED = luaScript(`
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 1 end
-if redis.call('EXISTS', KEYS[2]) == 1 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 0
-end
-redis.call('DEL', KEYS[1])
-return 1
-`);
+import type { SharedState } from '../state/index.ts';
+import type { Lease } from '../state/lease.ts';
 
 /** How often a replica that asked looks whether the holder took its request (ms). */
 const WATCH_MS = 25;
@@ -46,85 +36,79 @@ interface Pending {
   since: number | undefined;
 }
 
+/** How the refresher waits and tells time (tests pass their own). */
+export interface RefresherClock {
+  now: () => number;
+  pause: (ms: number) => Promise<unknown>;
+}
+
 /**
  * The refresher; `holdMs` bounds how long a replica that died while fetching keeps the record's
- * lock (longer than one upstream read).
+ * lease (longer than one upstream read).
  */
-export function createRefresher(holdMs: number, redis?: RedisConnection): Refresher {
+export function createRefresher(
+  holdMs: number,
+  state: SharedState,
+  clock: RefresherClock = { now: () => Date.now(), pause: sleep },
+): Refresher {
   const running = new Map<string, Pending>();
+  const { leases } = state;
 
   /** One round for the cluster: fetch while anyone asks, or leave it to the replica that does. */
   const clusterRound = async (key: string, since: number, work: RefreshWork): Promise<void> => {
-    if (!redis) return work(since);
-    const lock = redis.key('webhook', 'lock', key);
-    const dirty = redis.key('webhook', 'dirty', key);
-    const token = randomUUID();
+    const name = `webhook:${key}`;
     for (;;) {
-      let won: boolean;
-      try {
-        won = await redis.run(async (client) => {
-          await client.set(dirty, '1', { expiration: { type: 'PX', value: holdMs } });
-          const reply = await client.set(lock, token, {
-            condition: 'NX',
-            expiration: { type: 'PX', value: holdMs },
-          });
-          return reply === 'OK';
-        });
-      } catch {
-        redis.failed('webhook');
-        return work(since);
-      }
-      if (won) return holding(lock, dirty, token, since, work);
+      const lease = await state.orLocally<Lease | undefined | 'failed'>(
+        'webhook',
+        async () => {
+          // The request outlives a lease taken before it: a holder that dies before taking it
+          // leaves it standing when its lease lapses, so the watcher sees the lease free.
+          await leases.ask(name, 2 * holdMs);
+          return leases.take(name, holdMs);
+        },
+        () => 'failed',
+      );
+      if (lease === 'failed') return work(since);
+      if (lease) return holding(lease, since, work);
       // Another replica fetches now: wait until it has taken this request, or gone without it.
-      const taken = await handedOver(lock, dirty);
+      const taken = await handedOver(name);
       if (taken === 'taken') return;
       if (taken === 'error') return work(since);
     }
   };
 
-  /** Fetches while anyone asks, then lets go of the lock. */
-  const holding = async (
-    lock: string,
-    dirty: string,
-    token: string,
-    since: number,
-    work: RefreshWork,
-  ): Promise<void> => {
-    if (!redis) return;
+  /** Fetches while anyone asks, then gives the lease back. */
+  const holding = async (lease: Lease, since: number, work: RefreshWork): Promise<void> => {
     for (;;) {
-      try {
-        await redis.run((client) => client.del(dirty));
-      } catch {
-        redis.failed('webhook');
-      }
+      await state.orLocally(
+        'webhook',
+        () => lease.beginRound(),
+        () => undefined,
+      );
       await work(since);
-      let released: unknown = 1;
-      try {
-        released = await redis.script(RELEASE_UNLESS_ASKED, [lock, dirty], [token, String(holdMs)]);
-      } catch {
-        // Those who asked meanwhile take the lock when it expires.
-        redis.failed('webhook');
-      }
-      if (Number(released) === 1) return;
+      // On a failure, those who asked meanwhile take the lease when it lapses.
+      const released = await state.orLocally(
+        'webhook',
+        () => lease.releaseUnlessAsked(holdMs),
+        () => true,
+      );
+      if (released) return;
     }
   };
 
-  /** Waits until the holder took the request ("dirty" gone) or the lock is free. */
-  const handedOver = async (lock: string, dirty: string): Promise<'taken' | 'free' | 'error'> => {
-    if (!redis) return 'error';
-    const deadline = Date.now() + 2 * holdMs;
-    while (Date.now() < deadline) {
-      await sleep(WATCH_MS);
-      try {
-        const [asked, held] = await redis.run((client) =>
-          Promise.all([client.exists(dirty), client.exists(lock)]),
-        );
-        if (asked === 0) return 'taken';
-        if (held === 0) return 'free';
-      } catch {
-        redis.failed('webhook');
-        return 'error';
-      }
+  /** Waits until the holder took the request (the flag is gone) or the lease is free. */
+  const handedOver = async (name: string): Promise<'taken' | 'free' | 'error'> => {
+    const deadline = clock.now() + 2 * holdMs;
+    while (clock.now() < deadline) {
+      await clock.pause(WATCH_MS);
+      const seen = await state.orLocally<{ held: boolean; asked: boolean } | undefined>(
+        'webhook',
+        () => leases.look(name),
+        () => undefined,
+      );
+      if (!seen) return 'error';
+      if (!seen.asked) return 'taken';
+      if (!seen.held) return 'free';
     }
     return 'error';
   };

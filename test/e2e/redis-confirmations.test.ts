@@ -16,7 +16,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashedKeyPart } from '../../src/redis/connection.ts';
+import { hashedKeyPart } from '../../src/state/redis.ts';
 import { type Fixture, kycBody, startFixture, transactionBody } from '../helpers/fixture.ts';
 import {
   type GatewayProcess,

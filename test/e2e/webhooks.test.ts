@@ -397,8 +397,8 @@ describe.skipIf(skip)('POST /webhooks/* — two processes, one Redis', () => {
 
   it('loses no notification when the replica that was fetching died holding the record', async () => {
     const txRef = `NT-HOOKDEAD${Date.now()}`;
-    // A holder that died mid-fetch: its lock stays until it expires (1 s here).
-    await bench.redis.command(['SET', `gw:webhook:lock:payment:${txRef}`, 'dead', 'PX', '1000']);
+    // A holder that died mid-fetch: its lease stays until it lapses (1 s here).
+    await bench.redis.command(['SET', `gw:{webhook:payment:${txRef}}`, 'dead', 'PX', '1000']);
     const sent = Date.now();
     expect((await notify(a, 'payment', JSON.stringify({ txRef }))).status).toBe(202);
     const waited = await until(() => callsFor(txRef) === 1, 4000);

@@ -11,6 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createClient } from '@redis/client';
+import type { LuaScript } from './scripts.ts';
 
 /** A node-redis client as this module configures it. */
 export type RedisClient = ReturnType<typeof createClient>;
@@ -228,17 +229,6 @@ export class RedisConnection {
     // A connection still retrying (Redis down) or hung has nothing to flush: stop it outright.
     for (const client of [this.client, this.#subscriber]) if (client.isOpen) client.destroy();
   }
-}
-
-/** A Lua script with its SHA1, for {@link RedisConnection.script}. */
-export interface LuaScript {
-  source: string;
-  sha: string;
-}
-
-/** Prepares a Lua script for {@link RedisConnection.script}. */
-export function luaScript(source: string): LuaScript {
-  return { source, sha: createHash('sha1').update(source).digest('hex') };
 }
 
 /**
