@@ -64,7 +64,10 @@ export interface SseReservations {
   reserve(token: string, caller: string, ttlMs: number): Promise<void>;
   /** The reservation of `token`, or undefined (never made, expired, ended). */
   find(token: string): Promise<SharedReservation | undefined>;
-  /** Makes this replica the holder of the token's stream; false when it is gone or held. */
+  /**
+   * Makes this replica the holder of the token's stream; false when it is gone or held elsewhere
+   * (true when Redis cannot say: a replica then serves its own reservations).
+   */
   claim(token: string, leaseMs: number): Promise<boolean>;
   /** Keeps this replica's claim (and the reservation) for `leaseMs` more. */
   renew(token: string, leaseMs: number): Promise<void>;
@@ -246,8 +249,9 @@ export class RedisSseReservations implements SseReservations {
       );
       return Number(reply) === 1;
     } catch {
+      // Redis down: this replica serves the reservations it made itself, as without Redis.
       this.#redis.failed('sse');
-      return false;
+      return true;
     }
   }
 
