@@ -47,12 +47,17 @@ export type RelayRequest =
     }
   | { kind: 'stop'; authorization: string; operationId: string; requestId: string };
 
-/** The HTTP answer to a relayed request, and the error codes it carried (request log). */
+/**
+ * The HTTP answer to a relayed request, and what the relaying replica's request log and metrics
+ * say of it: the error codes it carried, the operation's name and type.
+ */
 export interface RelayAnswer {
   status: number;
   headers: Record<string, string>;
   body: string;
   codes: string[];
+  operation?: string;
+  operationType?: string;
 }
 
 export interface SseReservations {
@@ -157,15 +162,24 @@ function relayRequestOf(value: Record<string, unknown>): RelayRequest | undefine
 }
 
 function relayAnswerOf(value: Record<string, unknown>): RelayAnswer | undefined {
-  const { status, headers, body, codes } = value;
+  const { status, headers, body, codes, operation, operationType } = value;
   if (!Number.isInteger(status) || !isString(body, 10_000_000)) return undefined;
+  if (operation !== undefined && !isString(operation, MAX_ID)) return undefined;
+  if (operationType !== undefined && !isString(operationType, MAX_ID)) return undefined;
   if (typeof headers !== 'object' || headers === null) return undefined;
   if (!Array.isArray(codes) || !codes.every((code) => isString(code, MAX_ID))) return undefined;
   const clean: Record<string, string> = {};
   for (const [name, header] of Object.entries(headers)) {
     if (typeof header === 'string') clean[name] = header;
   }
-  return { status: status as number, headers: clean, body, codes: codes as string[] };
+  return {
+    status: status as number,
+    headers: clean,
+    body,
+    codes: codes as string[],
+    ...(operation !== undefined && { operation }),
+    ...(operationType !== undefined && { operationType }),
+  };
 }
 
 /** Reservations shared through Redis, every value and message sealed. */

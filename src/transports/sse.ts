@@ -477,7 +477,12 @@ export function createSseTransport(deps: SseDeps) {
       summary,
     );
     if (deliver) setImmediate(() => void deliver());
-    return { ...answer, codes: [...new Set([...answer.codes, ...summary.codes])] };
+    return {
+      ...answer,
+      codes: [...new Set([...answer.codes, ...summary.codes])],
+      ...(summary.operation !== undefined && { operation: summary.operation }),
+      ...(summary.operationType !== undefined && { operationType: summary.operationType }),
+    };
   };
 
   /** DELETE or an operation's POST for a reservation of this replica's. */
@@ -529,6 +534,10 @@ export function createSseTransport(deps: SseDeps) {
       return;
     }
     summary.codes.push(...answer.codes);
+    // The request's log line and metrics name the operation, as for one run here.
+    summary.operation = answer.operation;
+    summary.operationType = answer.operationType;
+    summary.caller = request.admitted.caller;
     send(res, answer);
   };
 
@@ -560,7 +569,12 @@ export function createSseTransport(deps: SseDeps) {
       }
       return connect(track(token, admitted, release), request);
     }
-    if (shared.holder === undefined || shared.holder === store.replica) {
+    // Held here once, but no more (its end could not be recorded in Redis): gone.
+    if (shared.holder === store.replica) {
+      send(res, NOT_RESERVED());
+      return;
+    }
+    if (shared.holder === undefined) {
       send(
         res,
         refusal({
