@@ -25,7 +25,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Sealer, type SealKeys } from '../cache/seal.ts';
-import type { LiveMessages } from '../live/messages.ts';
+import { type LiveMessages, MESSAGE_MAX_AGE_MS } from '../live/messages.ts';
 import { hashedKeyPart, luaScript, type RedisConnection } from '../redis/connection.ts';
 
 /** A reservation as every replica sees it. */
@@ -292,11 +292,21 @@ export class RedisSseReservations implements SseReservations {
     serve: (request: RelayRequest) => Promise<RelayAnswer>,
   ): Promise<() => void> {
     const { channel } = this.#keys(token);
+    // The ids served in the last two message lifetimes: a sealed request captured on Redis and
+    // published again is not served twice.
+    const served = new Map<string, number>();
     return this.#redis.subscribe(channel, (text) => {
       const message = this.#messages.openPrivate(channel, text);
       const request = message && relayRequestOf(message);
       const { reply, id } = message ?? {};
       if (!request || !isString(reply, MAX_ID) || !isString(id, MAX_ID)) return;
+      const now = Date.now();
+      if (served.has(id)) return;
+      for (const [seen, at] of served) {
+        if (now - at <= 2 * MESSAGE_MAX_AGE_MS) break;
+        served.delete(seen);
+      }
+      served.set(id, now);
       void serve(request).then((answer) => {
         const to = this.#answerChannel(reply);
         const sealed = this.#messages.sealPrivate(to, { id, ...answer });

@@ -6,6 +6,8 @@
  * when the replica holding the stream dies, the client sees its stream break and the token answers
  * 404 everywhere.
  */
+import { createHash } from 'node:crypto';
+import { createClient as createRedisClient } from '@redis/client';
 import { createClient } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Balancer, startBalancer } from '../helpers/balancer.ts';
@@ -296,6 +298,53 @@ describe.skipIf(skip)('graphql-sse single connection across replicas', () => {
     expect(statuses.filter((status) => status === 202).length).toBeGreaterThan(4);
     expect((await post(b, streamToken, 'after', { query: QUERY })).status).toBe(404);
   }, 120_000);
+
+  it('a message published on Redis by a party without the key is dropped; a captured one replayed is not served again', async () => {
+    const streamToken = await reserve(a);
+    const stream = await openStream(b, streamToken);
+    expect(stream.status).toBe(200);
+    const channel = `gw:sse:stream:${createHash('sha256').update(streamToken).digest('base64url').slice(0, 22)}`;
+    const captured: string[] = [];
+    const listener = createRedisClient({ url: bench.redis.url });
+    listener.on('error', () => {});
+    await listener.connect();
+    try {
+      await listener.subscribe(channel, (message) => void captured.push(message));
+      const rejectedBefore = await b.metric('gateway_live_messages_rejected_total');
+      // In clear, as an operation relayed by a replica would look without the seal.
+      await bench.redis.command([
+        'PUBLISH',
+        channel,
+        JSON.stringify({
+          kind: 'operate',
+          authorization: `Bearer ${token}`,
+          params: { query: QUERY, extensions: { operationId: 'forged' } },
+          requestId: 'forged',
+          reply: 'x',
+          id: 'forged',
+          at: Date.now(),
+        }),
+      ]);
+      await until(
+        async () => (await b.metric('gateway_live_messages_rejected_total')) > rejectedBefore,
+        10_000,
+      );
+      // A real relayed operation, captured on its way, then published again.
+      captured.length = 0;
+      expect((await post(a, streamToken, 'once', { query: QUERY })).status).toBe(202);
+      await stream.waitFor(/event: complete\ndata: \{"id":"once"\}/);
+      await until(() => captured.length === 1, 10_000);
+      await bench.redis.command(['PUBLISH', channel, captured[0] ?? '']);
+      // Published after the replay, on the same channel: served after it.
+      expect((await post(a, streamToken, 'after', { query: QUERY })).status).toBe(202);
+      const text = await stream.waitFor(/event: complete\ndata: \{"id":"after"\}/);
+      expect(text.match(/event: next\ndata: \{"id":"once"/g)).toHaveLength(1);
+      expect(text).not.toContain('"id":"forged"');
+    } finally {
+      await listener.quit().catch(() => undefined);
+      stream.close();
+    }
+  }, 60_000);
 
   // Last: B is killed.
   it('when the replica holding the stream dies, the client sees its stream break and the token answers 404', async () => {
