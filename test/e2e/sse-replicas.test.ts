@@ -74,6 +74,11 @@ async function reserve(gateway: { url: string }, bearer = token): Promise<string
   return response.text();
 }
 
+/** How keys and channels name a token: a digest of it (SHA-256, base64url, 22 characters). */
+function digestOf(streamToken: string): string {
+  return createHash('sha256').update(streamToken).digest('base64url').slice(0, 22);
+}
+
 /** An event stream being read as it arrives. */
 interface OpenStream {
   status: number;
@@ -234,6 +239,33 @@ describe.skipIf(skip)('graphql-sse single connection across replicas', () => {
     expect((await post(b, streamToken, 'late', { query: QUERY })).status).toBe(404);
   }, 60_000);
 
+  it('what Redis holds: the caller sealed under a digest of the token, a holder lease, nothing once the stream ends', async () => {
+    const streamToken = await reserve(a);
+    const digest = digestOf(streamToken);
+    const reservation = `gw:sse:reservation:${digest}`;
+    const holder = `gw:sse:holder:${digest}`;
+    const keys = (await bench.redis.command(['KEYS', 'gw:sse:*'])) as string[];
+    expect(keys.join(' ')).not.toContain(streamToken);
+    const sealed = String(await bench.redis.command(['GET', reservation]));
+    expect(sealed).toMatch(/^gwe1:/);
+    expect(sealed).not.toContain('test-merchant');
+    // Unused, it expires with the reservation's 30 s.
+    expect(Number(await bench.redis.command(['PTTL', reservation]))).toBeLessThanOrEqual(30_000);
+    expect(Number(await bench.redis.command(['PTTL', reservation]))).toBeGreaterThan(0);
+    expect(await bench.redis.command(['EXISTS', holder])).toBe(0);
+    const stream = await openStream(b, streamToken);
+    expect(stream.status).toBe(200);
+    // Held by B under a lease that B renews while the stream is open.
+    expect(String(await bench.redis.command(['GET', holder]))).toMatch(/^[0-9a-f-]{36}$/);
+    expect(Number(await bench.redis.command(['PTTL', holder]))).toBeLessThanOrEqual(30_000);
+    expect(Number(await bench.redis.command(['PTTL', holder]))).toBeGreaterThan(0);
+    stream.close();
+    await until(
+      async () => (await bench.redis.command(['EXISTS', reservation, holder])) === 0,
+      10_000,
+    );
+  }, 60_000);
+
   it("another caller's token cannot use the reservation, on either replica", async () => {
     const streamToken = await reserve(a);
     // Not its stream to open, here or there.
@@ -303,7 +335,7 @@ describe.skipIf(skip)('graphql-sse single connection across replicas', () => {
     const streamToken = await reserve(a);
     const stream = await openStream(b, streamToken);
     expect(stream.status).toBe(200);
-    const channel = `gw:sse:stream:${createHash('sha256').update(streamToken).digest('base64url').slice(0, 22)}`;
+    const channel = `gw:sse:stream:${digestOf(streamToken)}`;
     const captured: string[] = [];
     const listener = createRedisClient({ url: bench.redis.url });
     listener.on('error', () => {});
