@@ -40,6 +40,7 @@ import { createGateway, type Gateway } from './server.ts';
 import { memoryState, redisState, type SharedState } from './state/index.ts';
 import type { TokenBuckets } from './state/quota.ts';
 import { RedisConnection } from './state/redis.ts';
+import { RedisSseReservations } from './state/sse-reservations.ts';
 import { CallerShare } from './upstream/caller-share.ts';
 import { KycClient, PaymentClient } from './upstream/clients.ts';
 import type { UpstreamObserver } from './upstream/http.ts';
@@ -340,6 +341,17 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
     metrics.paymentConfirmations.inc({ outcome }),
   );
   const authenticate: Authenticator = createAuthenticator(inputs.auth);
+  // graphql-sse's reservations relay operations and their answers: sealed, or not shared at all.
+  const { encryption } = config.cache;
+  const sseReservations =
+    redis && encryption
+      ? new RedisSseReservations(redis, state.channels, encryption, messages)
+      : undefined;
+  if (redis && !encryption) {
+    logger.warn(
+      "graphql-sse single-connection reservations stay in the replica that made them (CACHE_ENCRYPTION_KEY unset): a balancer must keep each client's requests on one replica",
+    );
+  }
   const hooks = config.webhooks;
   const webhooks =
     hooks.secrets.length > 0 &&
@@ -383,6 +395,7 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
     live,
     confirmations,
     ...(webhooks && { webhooks }),
+    ...(sseReservations && { sseReservations }),
     sources,
     authenticate,
     metrics,

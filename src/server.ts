@@ -23,6 +23,7 @@ import { withRequestId } from './observability/request-context.ts';
 import { throttledWarn } from './observability/throttled-log.ts';
 import { endRequestSpan, traceRequest } from './observability/tracing.ts';
 import { createPipeline, type PipelineDeps, PRIVATE_ANSWER_HEADERS } from './pipeline.ts';
+import type { SseReservations } from './state/sse-reservations.ts';
 import { ConnectionSlots } from './transports/connections.ts';
 import { createHttpTransport } from './transports/http.ts';
 import type { StreamDeps } from './transports/io.ts';
@@ -56,6 +57,8 @@ export interface GatewayDeps extends PipelineDeps {
   };
   /** `POST /webhooks/*` (src/webhooks/), when `WEBHOOK_SECRET` is set; absent, those paths 404. */
   webhooks?: WebhookHandler;
+  /** graphql-sse's reservations shared with other replicas; absent, this process's alone. */
+  sseReservations?: SseReservations;
   /** Closes upstream pools and the cache. */
   close: () => Promise<void>;
   /**
@@ -257,7 +260,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
       warn(`stream-${reason}`, { transport, reason }, 'stream ended: its client does not read it');
     },
   };
-  const sse = createSseTransport({ entry, slots, streams });
+  const sse = createSseTransport({
+    entry,
+    slots,
+    streams,
+    ...(deps.sseReservations && { reservations: deps.sseReservations }),
+  });
   const http = createHttpTransport(entry, streams);
   const cors = createCors({
     origins: deps.corsOrigins,

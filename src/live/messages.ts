@@ -79,6 +79,32 @@ export class LiveMessages {
 
   /** The message received on `channel`, or undefined (dropped and counted). */
   open(channel: string, text: string): LiveMessage | undefined {
+    const value = this.#decode(channel, text);
+    if (!value) return undefined;
+    return this.#valid(value) ?? this.#reject('malformed');
+  }
+
+  /**
+   * Any other message between replicas that may carry personal data (graphql-sse's relayed
+   * operations and answers): sealed for `channel` with its time, as a record is; undefined
+   * without a key, since such a message never travels clear.
+   */
+  sealPrivate(channel: string, message: Record<string, unknown>): string | undefined {
+    if (!this.#sealer) return undefined;
+    return this.#sealer.seal(channel, JSON.stringify({ ...message, at: Date.now() }));
+  }
+
+  /**
+   * The object sealed by {@link sealPrivate} for `channel`, if it opens and is fresh; its shape
+   * is the receiver's to check. Undefined (dropped and counted) otherwise.
+   */
+  openPrivate(channel: string, text: string): Record<string, unknown> | undefined {
+    if (!this.#sealer) return this.#reject('unauthenticated');
+    return this.#decode(channel, text);
+  }
+
+  /** Opens (or, without a key, reads) a message: a fresh JSON object, or undefined (counted). */
+  #decode(channel: string, text: string): Record<string, unknown> | undefined {
     let json: string;
     if (this.#sealer) {
       try {
@@ -96,13 +122,14 @@ export class LiveMessages {
     } catch {
       return this.#reject('malformed');
     }
-    const message = this.#valid(value);
-    if (!message) return this.#reject('malformed');
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      return this.#reject('malformed');
+    }
     const { at } = value as { at?: unknown };
     if (typeof at !== 'number' || Math.abs(Date.now() - at) > MESSAGE_MAX_AGE_MS) {
       return this.#reject('stale');
     }
-    return message;
+    return value as Record<string, unknown>;
   }
 
   #reject(reason: RejectReason): undefined {
@@ -110,9 +137,7 @@ export class LiveMessages {
     return undefined;
   }
 
-  #valid(value: unknown): LiveMessage | undefined {
-    if (typeof value !== 'object' || value === null) return undefined;
-    const message = value as Record<string, unknown>;
+  #valid(message: Record<string, unknown>): LiveMessage | undefined {
     if (!isShortString(message.owner)) return undefined;
     switch (message.t) {
       case 'beat':

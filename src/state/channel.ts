@@ -8,9 +8,12 @@
  */
 import type { RedisConnection } from './redis.ts';
 
-/** Texts on channels. `publish` throws when the message was not taken. */
+/**
+ * Texts on channels. `publish` throws when the message was not taken, and resolves to how many
+ * listeners it reached (0: nobody listens on that channel, on any replica).
+ */
 export interface Channels {
-  publish(channel: string, text: string): Promise<void>;
+  publish(channel: string, text: string): Promise<number>;
   /** Resolves once listening (or, Redis down, once the subscription is queued): to stop it. */
   subscribe(channel: string, listener: (text: string) => void): Promise<() => void>;
 }
@@ -25,10 +28,10 @@ export interface ChannelCodec<M> {
 export class MemoryChannels implements Channels {
   readonly #listeners = new Map<string, Set<(text: string) => void>>();
 
-  async publish(channel: string, text: string): Promise<void> {
-    for (const listener of this.#listeners.get(channel) ?? []) {
-      queueMicrotask(() => listener(text));
-    }
+  async publish(channel: string, text: string): Promise<number> {
+    const listeners = this.#listeners.get(channel) ?? new Set();
+    for (const listener of listeners) queueMicrotask(() => listener(text));
+    return listeners.size;
   }
 
   async subscribe(channel: string, listener: (text: string) => void): Promise<() => void> {
@@ -52,8 +55,8 @@ export class RedisChannels implements Channels {
     this.#redis = redis;
   }
 
-  async publish(channel: string, text: string): Promise<void> {
-    await this.#redis.run((client) => client.publish(channel, text));
+  async publish(channel: string, text: string): Promise<number> {
+    return Number(await this.#redis.run((client) => client.publish(channel, text)));
   }
 
   subscribe(channel: string, listener: (text: string) => void): Promise<() => void> {
@@ -71,8 +74,8 @@ export class SealedChannels<M> {
     this.#codec = codec;
   }
 
-  /** Seals and publishes; throws when the message was not taken. */
-  publish(channel: string, message: M): Promise<void> {
+  /** Seals and publishes; throws when the message was not taken. Resolves to the listeners reached. */
+  publish(channel: string, message: M): Promise<number> {
     return this.#channels.publish(channel, this.#codec.seal(channel, message));
   }
 

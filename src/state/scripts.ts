@@ -253,3 +253,41 @@ return {marker}`);
 export const READ_CLAIM = luaScript(`${LEDGER}local held = redis.call('GET', KEYS[2])
 if held then return {marker, held} end
 return {marker}`);
+
+// ---------------------------------------------------------------------------------------------
+// graphql-sse reservations shared between replicas (state/sse-reservations.ts); KEYS[1] the
+// reservation and KEYS[2] its holder share one hash tag
+
+/**
+ * KEYS: reservation, holder. ARGV: replica, lease ms. Makes the replica the holder of a
+ * reservation that exists and has none, and keeps the reservation for the lease. Reply: 1
+ * claimed; 0 held already; -1 gone.
+ */
+export const SSE_CLAIM = luaScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if not redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+`);
+
+/**
+ * KEYS: reservation, holder. ARGV: replica, lease ms. Keeps both for the lease while the replica
+ * holds it. Reply: 1 renewed, 0 not held.
+ */
+export const SSE_RENEW = luaScript(`
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+return 1
+`);
+
+/**
+ * KEYS: reservation, holder. ARGV: the replica that may drop it (its holder, or the holder
+ * found dead). Deletes both unless another replica holds it. Reply: keys deleted (0: held by
+ * another).
+ */
+export const SSE_DROP = luaScript(`
+local holder = redis.call('GET', KEYS[2])
+if holder and holder ~= ARGV[1] then return 0 end
+return redis.call('DEL', KEYS[1], KEYS[2])
+`);

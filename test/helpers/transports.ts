@@ -3,6 +3,7 @@
  * client library in between), so that a test sees exactly what a client receives: the HTTP
  * status or WebSocket close code, every frame, the error codes, and when the first result came.
  */
+import { connect, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
 
@@ -331,4 +332,39 @@ export async function runOver(
   });
   if (socket.readyState === WebSocket.OPEN) socket.close(1000);
   return finish();
+}
+
+/**
+ * Sends a raw HTTP request to `url` and reads only its head, then stops reading for good (the
+ * socket is paused: the kernel's buffers fill and the gateway's writes stop draining).
+ */
+export function stalledAnswer(
+  url: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body = '',
+): Promise<{ socket: Socket; head: string }> {
+  const { port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1');
+    socket.on('error', () => {});
+    const lines = Object.entries({
+      host: '127.0.0.1',
+      ...headers,
+      ...(body !== '' && { 'content-length': String(Buffer.byteLength(body)) }),
+    }).map(([name, value]) => `${name}: ${value}\r\n`);
+    socket.write(`${method} ${path} HTTP/1.1\r\n${lines.join('')}\r\n${body}`);
+    let seen = '';
+    const onData = (chunk: Buffer) => {
+      seen += chunk.toString('latin1');
+      const end = seen.indexOf('\r\n\r\n');
+      if (end === -1) return;
+      socket.off('data', onData);
+      socket.pause();
+      resolve({ socket, head: seen.slice(0, end) });
+    };
+    socket.on('data', onData);
+    socket.once('close', () => reject(new Error(`closed before an answer: ${seen}`)));
+  });
 }

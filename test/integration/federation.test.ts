@@ -15,6 +15,8 @@ import { parse } from 'graphql';
 import { createYoga } from 'graphql-yoga';
 import { type JWTPayload, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startBalancer } from '../helpers/balancer.ts';
+import { until } from '../helpers/eventually.ts';
 import {
   codesOf,
   type GraphQLResponse,
@@ -133,6 +135,39 @@ afterAll(async () => {
   await setup?.close();
 });
 
+/**
+ * Subscribes to `transactionStatus` through a router at `url` (graphql-sse, distinct connections)
+ * and resolves to the data of its first `next` event, or the text it ended with.
+ */
+async function firstStatus(url: string, txRef: string): Promise<unknown> {
+  const controller = new AbortController();
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'text/event-stream',
+      authorization: `Bearer ${setup.token}`,
+    },
+    body: JSON.stringify({
+      query: `subscription { transactionStatus(txRef: "${txRef}") { txRef status order { id } } }`,
+    }),
+    signal: controller.signal,
+  });
+  expect(response.status).toBe(200);
+  expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  while (!/event: next\ndata: .*\n\n/.test(text)) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
+  }
+  controller.abort();
+  const data = /event: next\ndata: (.*)\n\n/.exec(text)?.[1];
+  return data === undefined ? text : JSON.parse(data);
+}
+
 /** A query to Hive Gateway, with a bearer token. */
 async function viaHive(query: string, token: string): Promise<GraphQLResponse<unknown>> {
   return gql({ url: hiveUrl.replace(/\/graphql$/, '') }, query, {}, token);
@@ -200,37 +235,54 @@ describe('composed with an orders subgraph, served by Hive Gateway', () => {
 
   it('relays a transactionStatus subscription, which its default executor asks of the gateway over GET (graphql-sse)', async () => {
     const txRef = `NT-PENDING${Date.now()}HIVE`;
-    const controller = new AbortController();
-    const response = await fetch(hiveUrl, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'text/event-stream',
-        authorization: `Bearer ${setup.token}`,
-      },
-      body: JSON.stringify({
-        query: `subscription { transactionStatus(txRef: "${txRef}") { txRef status order { id } } }`,
-      }),
-      signal: controller.signal,
-    });
-    expect(response.status).toBe(200);
-    expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
-    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-    const decoder = new TextDecoder();
-    let text = '';
-    while (!/event: next\ndata: .*\n\n/.test(text)) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      text += decoder.decode(value, { stream: true });
-    }
-    controller.abort();
-    const data = /event: next\ndata: (.*)\n\n/.exec(text)?.[1];
-    expect(JSON.parse(data ?? '{}')).toEqual({
+    expect(await firstStatus(hiveUrl, txRef)).toEqual({
       data: { transactionStatus: { txRef, status: 'PENDING', order: null } },
     });
     // The status came from the payment service, asked by the gateway for this subscription.
     const asked = setup.sandbox.requests.filter((request) => request.path.includes(txRef));
     expect(asked.length).toBeGreaterThan(0);
+  });
+
+  it("relays it over the gateway's WebSocket with its WS transport, the token in connectionParams", async () => {
+    // The WebSocket goes through a balancer in front of the gateway, which counts what it hands
+    // on: only the router's subscription traffic is sent there.
+    const balancer = await startBalancer([setup.gateway.url], 200);
+    await until(() => balancer.inRotation(setup.gateway.url), 10_000);
+    const router = createGatewayRuntime({
+      supergraph: supergraphSdl,
+      logging: false,
+      propagateHeaders: {
+        fromClientToSubgraphs: ({ request }) => ({
+          authorization: request.headers.get('authorization'),
+        }),
+      },
+      transportEntries: {
+        payments: {
+          options: {
+            subscriptions: {
+              kind: 'ws',
+              location: `${balancer.url}/graphql`,
+              // The gateway reads the token from connection_init's payload.
+              options: { connectionParams: { authorization: '{context.headers.authorization}' } },
+            },
+          },
+        },
+      },
+    });
+    const { url, server } = await listen(createServer(router));
+    try {
+      const txRef = `NT-PENDING${Date.now()}WS`;
+      expect(await firstStatus(url, txRef)).toEqual({
+        data: { transactionStatus: { txRef, status: 'PENDING', order: null } },
+      });
+      expect(balancer.served.get(new URL(setup.gateway.url).origin) ?? 0).toBeGreaterThan(0);
+      expect(balancer.failures).toEqual([]);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+      await router.dispose();
+      await balancer.close();
+    }
   });
 
   it("answers a query that starts at the orders service and reads each order's payment through _entities", async () => {

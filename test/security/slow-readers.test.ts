@@ -6,7 +6,7 @@
  * and the gateway answers others. A stream of one operation (graphql-sse's distinct connections,
  * multipart/mixed) is pulled no faster than it is read, and ended when its writes stall.
  */
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -22,6 +22,7 @@ import WebSocket from 'ws';
 import { until } from '../helpers/eventually.ts';
 import { startSandboxGateway, type TestGateway } from '../helpers/gateway.ts';
 import { metric } from '../helpers/metrics.ts';
+import { stalledAnswer } from '../helpers/transports.ts';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -113,39 +114,20 @@ async function expectServing(): Promise<void> {
   expect(await response.json()).toMatchObject({ data: { gatewayInfo: {} } });
 }
 
-/**
- * Sends a raw HTTP request and reads only its head, then stops reading for good (the socket is
- * paused: the kernel's buffers fill and the gateway's writes stop draining).
- */
+/** A raw request with this test's token whose answer is never read past its head. */
 function stalledRequest(
   method: string,
   path: string,
   headers: Record<string, string>,
   body = '',
 ): Promise<{ socket: Socket; head: string }> {
-  const { port } = new URL(gateway.url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), '127.0.0.1');
-    socket.on('error', () => {});
-    const lines = Object.entries({
-      host: '127.0.0.1',
-      authorization: `Bearer ${token}`,
-      ...headers,
-      ...(body !== '' && { 'content-length': String(Buffer.byteLength(body)) }),
-    }).map(([name, value]) => `${name}: ${value}\r\n`);
-    socket.write(`${method} ${path} HTTP/1.1\r\n${lines.join('')}\r\n${body}`);
-    let seen = '';
-    const onData = (chunk: Buffer) => {
-      seen += chunk.toString('latin1');
-      const end = seen.indexOf('\r\n\r\n');
-      if (end === -1) return;
-      socket.off('data', onData);
-      socket.pause();
-      resolve({ socket, head: seen.slice(0, end) });
-    };
-    socket.on('data', onData);
-    socket.once('close', () => reject(new Error(`closed before an answer: ${seen}`)));
-  });
+  return stalledAnswer(
+    gateway.url,
+    method,
+    path,
+    { authorization: `Bearer ${token}`, ...headers },
+    body,
+  );
 }
 
 const ended = (transport: string) => metric(gateway, 'gateway_streams_ended_total', { transport });
