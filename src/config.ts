@@ -211,8 +211,6 @@ export interface GatewayConfig {
   trustedDocuments: TrustedDocumentsMode;
   /** Bounds of registered persisted queries (automatic persisted queries). */
   persisted: { registrationsPerMinute: number; maxBytes: number };
-  /** Whether JSON POSTs go through the JSON transport (`FAST_PATH`: same pipeline, no Fetch conversion). */
-  fastPath: boolean;
   /** Whether the KYC web page is served at /kyc. */
   kycPage: boolean;
   /** Most entries in `transactions(txRefs:)`. */
@@ -563,7 +561,6 @@ export function loadConfig(env: Env): GatewayConfig {
       registrationsPerMinute: readSetting(env, 'PERSISTED_REGISTRATIONS_PER_MINUTE'),
       maxBytes: readSetting(env, 'PERSISTED_MAX_BYTES'),
     },
-    fastPath: readSetting(env, 'FAST_PATH'),
     kycPage: readSetting(env, 'KYC_PAGE') ?? sandbox,
     maxBatchSize: readSetting(env, 'MAX_BATCH_SIZE'),
     confirmationRetentionDays: readSetting(env, 'CONFIRMATION_RETENTION_DAYS'),

@@ -11,8 +11,9 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Span } from '@opentelemetry/api';
-import { type Authenticator, NO_ACCESS } from './auth.ts';
+import type { Authenticator } from './auth.ts';
 import type { GatewayError } from './errors.ts';
+import { acceptRanges } from './http/answer.ts';
 import { createCors } from './http/cors.ts';
 import { boundIdleSockets } from './http/idle-sockets.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
@@ -22,7 +23,7 @@ import type { RequestSummary } from './observability/plugin.ts';
 import { withRequestId } from './observability/request-context.ts';
 import { throttledWarn } from './observability/throttled-log.ts';
 import { endRequestSpan, traceRequest } from './observability/tracing.ts';
-import { createPipeline, type PipelineDeps, PRIVATE_ANSWER_HEADERS } from './pipeline.ts';
+import { createPipeline, type PipelineDeps } from './pipeline.ts';
 import { ConnectionSlots } from './transports/connections.ts';
 import { createHttpTransport } from './transports/http.ts';
 import type { StreamDeps } from './transports/io.ts';
@@ -98,6 +99,12 @@ export interface Gateway {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Headers on every `/graphql` answer: personal data, kept by no cache, its type not guessed. */
+const PRIVATE_ANSWER_HEADERS = [
+  ['cache-control', 'no-store'],
+  ['x-content-type-options', 'nosniff'],
+] as const;
 
 function send(
   res: ServerResponse,
@@ -236,7 +243,7 @@ function routeOthers(
 /** Builds the gateway. */
 export function createGateway(deps: GatewayDeps): Gateway {
   const { metrics, logger } = deps;
-  const { yoga, resolveDocument, getEnveloped } = createPipeline(deps);
+  const { graphiql, resolveDocument, getEnveloped } = createPipeline(deps);
   const entry = createOperationEntry({
     authenticate: deps.authenticate,
     rateLimiter: deps.rateLimiter,
@@ -265,11 +272,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
     ...(deps.corsAllowedHeaders && { extraHeaders: deps.corsAllowedHeaders }),
   });
 
-  /** What needs no token: GraphiQL's page itself (it executes nothing). */
-  const servedWithoutToken = (req: IncomingMessage): boolean =>
-    deps.graphiql !== false &&
+  /** What needs no token: GraphiQL's page itself (a browser's GET; it executes nothing). */
+  const wantsGraphiQL = (req: IncomingMessage): boolean =>
     req.method === 'GET' &&
-    (req.headers.accept ?? '').includes('text/html');
+    acceptRanges(req.headers.accept ?? '').some(
+      ({ mediaRange, q }) => mediaRange === 'text/html' && q > 0,
+    );
 
   let draining = false;
   /** Answers under way, until they have gone out (the drain marks them `Connection: close`). */
@@ -316,8 +324,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     const incoming = req.headers['x-request-id'];
     const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.setHeader('x-request-id', id);
-    // Answers hold personal data: no cache keeps them, no browser guesses their type (for
-    // what Yoga answers, its own headers are replaced by usePrivateAnswers).
+    // Answers hold personal data: no cache keeps them, no browser guesses their type.
     for (const [name, value] of PRIVATE_ANSWER_HEADERS) res.setHeader(name, value);
     const summary: RequestSummary = { id, codes: [] };
     const started = performance.now();
@@ -333,14 +340,20 @@ export function createGateway(deps: GatewayDeps): Gateway {
   /** Serves a request with its id set: CORS, admission from the headers, then a transport. */
   const admitAndServe = (req: IncomingMessage, res: ServerResponse, summary: RequestSummary) => {
     if (cors(req, res)) return;
-    if (servedWithoutToken(req)) {
-      void yoga.handle(req, res, { req, res, summary, viewer: NO_ACCESS, caller: '' });
-      return;
-    }
     const failed = () => {
       if (!res.headersSent) send(res, 500, 'internal error\n');
       else res.destroy();
     };
+    if (graphiql && wantsGraphiQL(req)) {
+      graphiql().then((page) => {
+        res.writeHead(200, {
+          'content-type': 'text/html; charset=utf-8',
+          'content-length': Buffer.byteLength(page),
+        });
+        res.end(page);
+      }, failed);
+      return;
+    }
     entry.admit(req.headers.authorization ?? null).then((admitted) => {
       if ('code' in admitted) {
         summary.codes.push(admitted.code);

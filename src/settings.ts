@@ -669,10 +669,6 @@ export const SETTINGS = {
     16_777_216,
     'Bytes of registered persisted queries kept (in Redis for the whole cluster, and in each process); the least recently used leave first.',
   ),
-  FAST_PATH: bool(
-    true,
-    'No effect any more (accepted so that existing deployments start): every transport runs through the one operation entry.',
-  ),
   LOG_LEVEL: {
     schema: oneOf(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')} (got {value})`),
     default: 'info',

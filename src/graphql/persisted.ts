@@ -20,7 +20,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { GraphQLError, Kind, parse } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import { Sealer, type SealKeys } from '../cache/seal.ts';
 import type { TrustedDocumentsMode } from '../config.ts';
@@ -377,16 +376,5 @@ export function createDocumentResolver(options: {
       throw requestError('PersistedQueryNotFound', 'PERSISTED_QUERY_NOT_FOUND', 200);
     }
     return plain(params, stored);
-  };
-}
-
-/** The Yoga plugin over the same resolution (runs on the request's parameters, before parsing). */
-export function usePersistedDocuments(resolve: DocumentResolver): Plugin {
-  return {
-    async onParams({ params, setParams, context }) {
-      const { caller } = context as { caller?: unknown };
-      const resolved = await resolve(params, typeof caller === 'string' ? caller : '');
-      if (resolved !== params) setParams(resolved);
-    },
   };
 }

@@ -1,11 +1,9 @@
 /**
  * How a GraphQL result becomes an HTTP answer, for every transport: the media type chosen from
  * `Accept` (GraphQL over HTTP, q-values honoured), the status, the headers an error asks for,
- * and the body without the internal extensions. Yoga's own choice ignores q-values, so Yoga's
- * answers go through here too ({@link useAnswerFormat}).
+ * and the body without the internal extensions.
  */
 import type { ExecutionResult, GraphQLError } from 'graphql';
-import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 
 export type AnswerType = 'application/graphql-response+json' | 'application/json';
 
@@ -117,23 +115,5 @@ function publicError(error: GraphQLError, extensions: Record<string, unknown>) {
     ...(error.locations && { locations: error.locations }),
     ...(error.path && { path: error.path }),
     ...(Object.keys(shown).length > 0 && { extensions: shown }),
-  };
-}
-
-/**
- * Yoga answers single results through {@link answerOf} with the type {@link negotiate} chose,
- * so that every transport answers alike; streams (SSE, multipart) stay Yoga's.
- */
-export function useAnswerFormat(): Plugin {
-  return {
-    onResultProcess({ request, result, setResultProcessor }) {
-      if (isAsyncIterable(result) || Array.isArray(result)) return;
-      const type = negotiate(request.headers.get('accept'));
-      if (type === undefined) return;
-      setResultProcessor((final, fetchAPI) => {
-        const { status, headers, body } = answerOf(final as ExecutionResult, type);
-        return new fetchAPI.Response(body, { status, headers });
-      }, type);
-    },
   };
 }
