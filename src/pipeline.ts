@@ -254,7 +254,7 @@ export function createDocumentPreparer(options: {
       document = options.parse(source);
     } catch (parseError) {
       observe('refused');
-      if (parseError instanceof GraphQLError) requestError(parseError, 'GRAPHQL_PARSE_FAILED');
+      if (parseError instanceof GraphQLError) markParseFailure(parseError);
       return { ok: false, parseError };
     }
     let validationErrors: readonly GraphQLError[];
@@ -309,13 +309,13 @@ export function createDocumentPreparer(options: {
 }
 
 /**
- * Marks an error that stops the request before execution the way GraphQL over HTTP answers it:
- * its schema error code unless it has one, 400 under `application/graphql-response+json` and 200
- * under `application/json` (`spec`), whichever path serves the request.
+ * Marks a parse error (kept as it is, for its locations) the way GraphQL over HTTP answers it:
+ * GRAPHQL_PARSE_FAILED unless it has a code, 400 under `application/graphql-response+json` and
+ * 200 under `application/json` (`spec`).
  */
-function requestError(error: GraphQLError, code: string): void {
+function markParseFailure(error: GraphQLError): void {
   const extensions = error.extensions as Record<string, unknown>;
-  extensions.code ??= code;
+  extensions.code ??= 'GRAPHQL_PARSE_FAILED';
   extensions.http ??= { spec: true, status: 400 };
 }
 

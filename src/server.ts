@@ -13,7 +13,7 @@ import type { Duplex } from 'node:stream';
 import type { Span } from '@opentelemetry/api';
 import type { Authenticator } from './auth.ts';
 import type { GatewayError } from './errors.ts';
-import { acceptRanges } from './http/answer.ts';
+import { accepts, answerOf, negotiate } from './http/answer.ts';
 import { createCors } from './http/cors.ts';
 import { boundIdleSockets } from './http/idle-sockets.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
@@ -146,19 +146,14 @@ function withinBodyLimit(req: IncomingMessage, res: ServerResponse, maxBytes: nu
  * sent is not read: the connection closes after the answer.
  */
 function refuseEarly(req: IncomingMessage, res: ServerResponse, error: GatewayError): void {
-  const { http, ...extensions } = error.extensions as {
-    http?: { status?: number; headers?: Record<string, string> };
-  };
-  const accept = req.headers.accept ?? '';
-  const type = accept.includes('application/graphql-response+json')
-    ? 'application/graphql-response+json; charset=utf-8'
-    : 'application/json; charset=utf-8';
-  const body = JSON.stringify({ errors: [{ message: error.message, extensions }] });
+  const { status, headers, body } = answerOf(
+    { errors: [error] },
+    negotiate(req.headers.accept) ?? 'application/json',
+  );
   const unread =
     req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0';
-  res.writeHead(http?.status ?? 400, {
-    ...http?.headers,
-    'content-type': type,
+  res.writeHead(status, {
+    ...headers,
     'content-length': Buffer.byteLength(body),
     ...((unread || req.headers['transfer-encoding'] !== undefined) && { connection: 'close' }),
   });
@@ -274,10 +269,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
   /** What needs no token: GraphiQL's page itself (a browser's GET; it executes nothing). */
   const wantsGraphiQL = (req: IncomingMessage): boolean =>
-    req.method === 'GET' &&
-    acceptRanges(req.headers.accept ?? '').some(
-      ({ mediaRange, q }) => mediaRange === 'text/html' && q > 0,
-    );
+    req.method === 'GET' && accepts(req.headers.accept, 'text/html');
 
   let draining = false;
   /** Answers under way, until they have gone out (the drain marks them `Connection: close`). */

@@ -23,6 +23,7 @@ import { GraphQLError, Kind, parse } from 'graphql';
 import { LRUCache } from 'lru-cache';
 import { Sealer, type SealKeys } from '../cache/seal.ts';
 import type { TrustedDocumentsMode } from '../config.ts';
+import { requestError } from '../errors.ts';
 import { hashedKeyPart, luaScript, type RedisConnection } from '../redis/connection.ts';
 
 /** Where registered documents are kept (by hex SHA-256). */
@@ -263,10 +264,6 @@ function sha256(text: string): string {
 }
 
 const HEX_HASH = /^[0-9a-f]{64}$/;
-
-function requestError(message: string, code: string, status: number): GraphQLError {
-  return new GraphQLError(message, { extensions: { code, http: { status } } });
-}
 
 /** The hash a request names, `undefined` for none, or the error for a malformed one. */
 function hashOf(params: {

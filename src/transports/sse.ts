@@ -18,7 +18,8 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
-import { GatewayError } from '../errors.ts';
+import { GatewayError, requestError } from '../errors.ts';
+import { accepts } from '../http/answer.ts';
 import type { RequestSummary } from '../observability/plugin.ts';
 import type { ConnectionSlots } from './connections.ts';
 import {
@@ -37,7 +38,6 @@ import {
   type OperationOutcome,
   type OperationParams,
   publicResult,
-  requestError,
 } from './operation.ts';
 import { StreamWriter } from './writer.ts';
 
@@ -259,7 +259,7 @@ export function createSseTransport(deps: SseDeps) {
       return;
     }
     if (
-      (req.headers.accept ?? '').includes('text/event-stream') &&
+      accepts(req.headers.accept, 'text/event-stream') &&
       (req.method === 'GET' || req.method === 'POST')
     ) {
       connect(reservation, request);
