@@ -188,7 +188,7 @@ export interface GatewayConfig {
   corsOrigins: string[];
   /** Request headers allowed from those origins beyond the default list. */
   corsAllowedHeaders: string[];
-  /** Long-lived connections (contract §9). */
+  /** Long-lived connections, counted per caller. */
   connections: {
     /** WebSockets and graphql-sse reservations one caller may hold at once. */
     maxPerCaller: number;

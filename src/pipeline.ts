@@ -220,7 +220,7 @@ export interface DocumentPreparer {
   prepare(source: string): Prepared;
   /** Approximate bytes held, for tests and metrics. */
   readonly bytes: number;
-  /** The Yoga plugin that makes Yoga's pipeline use this cache, and a request's own preparation. */
+  /** The envelop plugin that makes the pipeline use this cache, and a request's own preparation. */
   plugin(): Plugin<PreparedSlot>;
 }
 

@@ -117,8 +117,8 @@ function send(
 }
 
 /**
- * Refuses a POST whose body is over the limit (413) or of unknown length (411) before Yoga
- * reads it, so an oversized body is never buffered.
+ * Refuses a POST whose body is over the limit (413) or of unknown length (411) before a
+ * transport reads it, so an oversized body is never buffered.
  */
 function withinBodyLimit(req: IncomingMessage, res: ServerResponse, maxBytes: number): boolean {
   const length = req.headers['content-length'];

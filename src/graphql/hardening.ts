@@ -258,10 +258,10 @@ const REQUEST_ERROR_CODE: ReadonlyArray<[RegExp, string]> = [
 ];
 
 /**
- * Every error carries one of the schema's `ErrorCode` values: Yoga's own request errors (`BAD_REQUEST`: bad
- * JSON, no query, a mutation over GET; `OPERATION_RESOLUTION_FAILURE`: no operation matches
- * `operationName`; any other code outside `ErrorCode`) become GRAPHQL_PARSE_FAILED or
- * GRAPHQL_VALIDATION_FAILED, and `originalError` details are dropped.
+ * Every error carries one of the schema's `ErrorCode` values: an error with none, or with a code
+ * outside `ErrorCode` (a library's own, such as `BAD_REQUEST` or `OPERATION_RESOLUTION_FAILURE`),
+ * becomes GRAPHQL_PARSE_FAILED or GRAPHQL_VALIDATION_FAILED, and `originalError` details are
+ * dropped.
  */
 export function withContractCodes(result: ExecutionResult): ExecutionResult {
   if (!result.errors?.length) return result;

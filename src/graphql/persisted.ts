@@ -13,7 +13,7 @@
  * the project's documents alone (by id or hash; any other text is refused); `off` stores nothing
  * (a hash alone is never found, a hash with its query runs as a plain query).
  *
- * Registration is bounded (contract §11): `PERSISTED_REGISTRATIONS_PER_MINUTE` new documents per
+ * Registration is bounded: `PERSISTED_REGISTRATIONS_PER_MINUTE` new documents per
  * caller (past it the operation runs and nothing is stored), `PERSISTED_MAX_BYTES` of documents
  * for the cluster, least recently used dropped first (see createPersistedStore).
  */

@@ -1,7 +1,6 @@
 /**
  * The one operation entry every transport calls (docs/architecture.md, "One operation entry").
- * An adapter (json.ts, sse.ts, multipart.ts, websocket.ts, and Yoga's handler for what they do
- * not serve) reads an operation in its protocol and calls {@link OperationEntry.operate}, which
+ * An adapter (http.ts with json.ts and multipart.ts, sse.ts, websocket.ts) reads an operation in its protocol and calls {@link OperationEntry.operate}, which
  * runs every check in one order:
  *
  *   identify (with expiry) → rate → persisted / trusted documents → prepare (parse + validate +

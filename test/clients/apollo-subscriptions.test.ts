@@ -65,7 +65,7 @@ it('gets the error of an unknown reference', async () => {
 });
 
 it('receives each part as it exists: PENDING well before the payment settles', async () => {
-  // Issue 21, finding 6: the JSON transport used to buffer the whole multipart answer, so the
+  // The JSON transport used to buffer the whole multipart answer, so the
   // first part came only when the stream ended (pendingSeconds later).
   const txRef = `NT-PENDINGARRIVAL${Date.now()}`;
   const started = performance.now();

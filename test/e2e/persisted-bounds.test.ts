@@ -1,5 +1,5 @@
 /**
- * Contract §11: registration of automatic persisted queries is bounded. Two real gateway
+ * Registration of automatic persisted queries is bounded. Two real gateway
  * processes on one real redis-server: one caller registers at most
  * `PERSISTED_REGISTRATIONS_PER_MINUTE` new documents (past it the operation runs and nothing is
  * stored), the documents in Redis stay under `PERSISTED_MAX_BYTES` for the cluster with the

@@ -1,6 +1,6 @@
 /**
- * Signed notifications (contract §13) against two `node src/main.ts` gateways that share one real
- * redis-server, in front of fixture upstreams on loopback: every answer of §13 with the upstream
+ * Signed notifications (docs/webhooks.md) against two `node src/main.ts` gateways that share one real
+ * redis-server, in front of fixture upstreams on loopback: every answer documented there with the upstream
  * calls it costs (none for a refusal), replays refused across replicas, the body never taken as
  * the record, 1,000 notifications for one reference never more than one upstream call in flight,
  * pushes reaching every subscriber of both replicas before a poll could have, `kycStatus` fed by

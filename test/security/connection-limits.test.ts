@@ -1,6 +1,5 @@
 /**
- * Issue 21, findings 2, 4, 5, 8 and 12: long-lived resources are accounted per caller
- * (contract §3, §9). graphql-sse reservations: tokens from a CSPRNG, bound to the caller that
+ * Long-lived resources are accounted per caller. graphql-sse reservations: tokens from a CSPRNG, bound to the caller that
  * reserved them, dropped when unused, counted with WebSockets against
  * CONNECTIONS_MAX_PER_CALLER; a WebSocket closes 4403 when its token expires (a stream on another
  * transport ends with UNAUTHENTICATED); tokens without `sub` are keyed by the token, not the
