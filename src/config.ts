@@ -192,6 +192,8 @@ export interface GatewayConfig {
   connections: {
     /** WebSockets and graphql-sse reservations one caller may hold at once. */
     maxPerCaller: number;
+    /** Time a graphql-sse reservation may stay without its stream opened (ms). */
+    reservationUnusedMs: number;
     /** Sockets the process holds at once. */
     maxSockets: number;
     /** Idle sockets one remote address may hold (0: no bound). */
@@ -530,6 +532,7 @@ export function loadConfig(env: Env): GatewayConfig {
     corsAllowedHeaders: readSetting(env, 'CORS_ALLOWED_HEADERS'),
     connections: {
       maxPerCaller: readSetting(env, 'CONNECTIONS_MAX_PER_CALLER'),
+      reservationUnusedMs: readSetting(env, 'SSE_RESERVATION_UNUSED_MS'),
       maxSockets: readSetting(env, 'MAX_CONNECTIONS'),
       maxIdleSocketsPerAddress: readSetting(env, 'MAX_IDLE_SOCKETS_PER_ADDRESS'),
       streamMaxBufferedBytes: readSetting(env, 'STREAM_MAX_BUFFERED_BYTES'),

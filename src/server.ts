@@ -50,6 +50,8 @@ export interface GatewayDeps extends PipelineDeps {
   /** Long-lived connections: per caller (WebSockets + graphql-sse reservations) and per process. */
   connections?: {
     maxPerCaller: number;
+    /** Time a graphql-sse reservation may stay without its stream opened (ms). */
+    reservationUnusedMs?: number;
     maxSockets: number;
     maxIdleSocketsPerAddress?: number;
     streamMaxBufferedBytes?: number;
@@ -260,7 +262,14 @@ export function createGateway(deps: GatewayDeps): Gateway {
       warn(`stream-${reason}`, { transport, reason }, 'stream ended: its client does not read it');
     },
   };
-  const sse = createSseTransport({ entry, slots, streams });
+  const sse = createSseTransport({
+    entry,
+    slots,
+    streams,
+    ...(limits.reservationUnusedMs !== undefined && {
+      reservationUnusedMs: limits.reservationUnusedMs,
+    }),
+  });
   const http = createHttpTransport(entry, streams);
   const cors = createCors({
     origins: deps.corsOrigins,

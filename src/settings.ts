@@ -582,6 +582,12 @@ export const SETTINGS = {
     20,
     'WebSocket connections and graphql-sse reservations one caller may hold at once; one more is HTTP 429 or WebSocket close 4429.',
   ),
+  SSE_RESERVATION_UNUSED_MS: int(
+    100,
+    3_600_000,
+    30_000,
+    'Time a graphql-sse reservation (single connection mode) may stay without its stream opened; past it the reservation is dropped and its slot given back.',
+  ),
   MAX_CONNECTIONS: int(
     1,
     1_000_000,
