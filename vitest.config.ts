@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { defineConfig } from 'vitest/config';
+import { scaled } from './test/helpers/timeouts.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -12,8 +13,9 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts', 'sandbox/test/**/*.test.ts'],
-    testTimeout: 20_000,
-    hookTimeout: 20_000,
+    // Scaled for a busy machine (test/helpers/timeouts.ts): a passing test never waits for it.
+    testTimeout: scaled(20_000),
+    hookTimeout: scaled(20_000),
     pool: 'forks',
   },
 });

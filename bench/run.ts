@@ -415,7 +415,7 @@ function detail(run: Run): string {
   return lines.join('\n');
 }
 
-/** Issue 23's targets, auth on: gateway ≥ 1.0× mercurius-prod, p99 and RSS no higher, etc. */
+/** The targets, auth on: gateway ≥ 1.0× mercurius-prod, p99 and RSS no higher, etc. */
 interface Targets {
   auth: Auth;
   connections: number;

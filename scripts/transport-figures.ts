@@ -1,5 +1,5 @@
 /**
- * The figures of issue 21's closing note, measured on a gateway in this process against the
+ * Figures of the transports' resource bounds, measured on a gateway in this process against the
  * sandbox (loopback only): heap after 20,000 graphql-sse reservation attempts from one caller,
  * WebSockets one caller can hold, and the time to the first multipart part of a PENDING watch.
  *

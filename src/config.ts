@@ -188,10 +188,12 @@ export interface GatewayConfig {
   corsOrigins: string[];
   /** Request headers allowed from those origins beyond the default list. */
   corsAllowedHeaders: string[];
-  /** Long-lived connections (contract §9). */
+  /** Long-lived connections, counted per caller. */
   connections: {
     /** WebSockets and graphql-sse reservations one caller may hold at once. */
     maxPerCaller: number;
+    /** Time a graphql-sse reservation may stay without its stream opened (ms). */
+    reservationUnusedMs: number;
     /** Sockets the process holds at once. */
     maxSockets: number;
     /** Idle sockets one remote address may hold (0: no bound). */
@@ -211,8 +213,6 @@ export interface GatewayConfig {
   trustedDocuments: TrustedDocumentsMode;
   /** Bounds of registered persisted queries (automatic persisted queries). */
   persisted: { registrationsPerMinute: number; maxBytes: number };
-  /** Whether JSON POSTs go through the JSON transport (`FAST_PATH`: same pipeline, no Fetch conversion). */
-  fastPath: boolean;
   /** Whether the KYC web page is served at /kyc. */
   kycPage: boolean;
   /** Most entries in `transactions(txRefs:)`. */
@@ -532,6 +532,7 @@ export function loadConfig(env: Env): GatewayConfig {
     corsAllowedHeaders: readSetting(env, 'CORS_ALLOWED_HEADERS'),
     connections: {
       maxPerCaller: readSetting(env, 'CONNECTIONS_MAX_PER_CALLER'),
+      reservationUnusedMs: readSetting(env, 'SSE_RESERVATION_UNUSED_MS'),
       maxSockets: readSetting(env, 'MAX_CONNECTIONS'),
       maxIdleSocketsPerAddress: readSetting(env, 'MAX_IDLE_SOCKETS_PER_ADDRESS'),
       streamMaxBufferedBytes: readSetting(env, 'STREAM_MAX_BUFFERED_BYTES'),
@@ -563,7 +564,6 @@ export function loadConfig(env: Env): GatewayConfig {
       registrationsPerMinute: readSetting(env, 'PERSISTED_REGISTRATIONS_PER_MINUTE'),
       maxBytes: readSetting(env, 'PERSISTED_MAX_BYTES'),
     },
-    fastPath: readSetting(env, 'FAST_PATH'),
     kycPage: readSetting(env, 'KYC_PAGE') ?? sandbox,
     maxBatchSize: readSetting(env, 'MAX_BATCH_SIZE'),
     confirmationRetentionDays: readSetting(env, 'CONFIRMATION_RETENTION_DAYS'),

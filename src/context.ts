@@ -7,9 +7,9 @@ import type { Viewer } from './auth.ts';
 import type { ReadOptions, RecordSources } from './cache/sources.ts';
 import { BadUserInputError } from './errors.ts';
 import type { LiveStatusHub } from './live/hub.ts';
+import type { UpstreamKycUser, UpstreamTransaction } from './model/records.ts';
 import type { PaymentConfirmations } from './payments/confirmation.ts';
 import type { CallerShare } from './upstream/caller-share.ts';
-import type { UpstreamKycUser, UpstreamTransaction } from './upstream/shapes.ts';
 
 /** Public values of the KYC widget (what the browser needs to start it); never the secret key. */
 export interface KycSdkSettings {

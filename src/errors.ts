@@ -1,4 +1,4 @@
-import { GraphQLError } from 'graphql';
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 
 import { ErrorCode } from './graphql/generated/enums.ts';
 
@@ -100,4 +100,31 @@ export class UpstreamBadResponseError extends UpstreamError {
   constructor(upstream: UpstreamName, reason: string) {
     super('UPSTREAM_BAD_RESPONSE', upstream, `sent an answer the gateway cannot use: ${reason}.`);
   }
+}
+
+/** The error a request of its own makes (before or beside execution): its code and HTTP status. */
+export function requestError(
+  message: string,
+  code: string,
+  status: number,
+  headers?: Record<string, string>,
+): GraphQLError {
+  return new GraphQLError(message, {
+    extensions: { code, http: { status, ...(headers && { headers }) } },
+  });
+}
+
+/** Extensions never shown to a client, on any transport. */
+const INTERNAL_EXTENSIONS = ['http', 'exception', 'stacktrace', 'originalError', 'unexpected'];
+
+/** One error as a client sees it, the same on every transport: no internal extension. */
+export function publicError(error: GraphQLError): GraphQLFormattedError {
+  const extensions: Record<string, unknown> = { ...(error.extensions ?? {}) };
+  for (const name of INTERNAL_EXTENSIONS) delete extensions[name];
+  return {
+    message: error.message,
+    ...(error.locations && { locations: error.locations }),
+    ...(error.path && { path: error.path }),
+    ...(Object.keys(extensions).length > 0 && { extensions }),
+  };
 }

@@ -1,14 +1,17 @@
 /**
- * The one plugin pipeline every transport runs: the schema and its resolvers, Yoga with every
- * plugin (limits, document preparation, error codes, the request summary, CSRF, stale records,
- * compiled execution, the answer format), the per-request context, and the one resolution of
- * persisted documents. The pipeline's own two steps are below: documents prepared once, and
- * compiled execution. The operation entry (src/transports/operation.ts) runs an operation
- * through it for every transport; server.ts only routes.
+ * The one plugin pipeline every transport runs: the schema and its resolvers, the envelop
+ * plugins of an operation (limits, document preparation, the request summary, stale records,
+ * incremental delivery, compiled execution, spans), the per-request context, and the one
+ * resolution of persisted documents. The pipeline's own two steps are below: documents prepared
+ * once, and compiled execution. The operation entry (src/transports/operation.ts) runs an
+ * operation through it for every transport; server.ts only routes.
+ *
+ * Yoga serves one thing here: it orchestrates the envelop plugins of an operation
+ * (`getEnveloped`, with its error masking). Its HTTP handler serves nothing (every transport is
+ * src/transports/), so no plugin with HTTP hooks is registered; GraphiQL's page is rendered by
+ * @graphql-yoga/render-graphiql and written by server.ts.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import {
   type DocumentNode,
   type ExecutionArgs,
@@ -22,9 +25,13 @@ import {
   validate,
 } from 'graphql';
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
-import { createYoga, type Plugin, type YogaInitialContext } from 'graphql-yoga';
+import {
+  createYoga,
+  type GraphiQLOptions,
+  type Plugin,
+  type YogaInitialContext,
+} from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
-import type { Viewer } from './auth.ts';
 import type { RecordSources } from './cache/sources.ts';
 import { createContext, type GraphQLContext, type ResolverSettings } from './context.ts';
 import { buildSubgraph } from './graphql/federation.ts';
@@ -40,20 +47,15 @@ import {
   usesIncrementalDelivery,
   withIncrementalDirectives,
 } from './graphql/incremental.ts';
-import {
-  createDocumentResolver,
-  type PersistedStore,
-  usePersistedDocuments,
-} from './graphql/persisted.ts';
+import { createDocumentResolver, type PersistedStore } from './graphql/persisted.ts';
 import { resolvers } from './graphql/resolvers/index.ts';
 import { useStaleExtension } from './graphql/stale.ts';
-import { useAnswerFormat } from './http/answer.ts';
 import type { LiveStatusHub } from './live/hub.ts';
 import type { GatewayMetrics } from './observability/metrics.ts';
-import { type RequestSummary, useRequestSummary } from './observability/plugin.ts';
+import { useRequestSummary } from './observability/plugin.ts';
 import { type Tracing, useOperationSpans } from './observability/tracing.ts';
 import type { PaymentConfirmations } from './payments/confirmation.ts';
-import { OPERATION_ENDED, type OperationContext } from './transports/operation.ts';
+import type { OperationContext } from './transports/operation.ts';
 import type { CallerShare } from './upstream/caller-share.ts';
 
 const SCHEMA_DIR = new URL('../schema/', import.meta.url);
@@ -78,42 +80,18 @@ export function createGatewaySchema(options: { introspection: boolean } = { intr
   );
 }
 
-/**
- * What Yoga receives when it serves as a node:http listener, plus what the HTTP entry found
- * before the body was read: the request's summary, the verified caller and its rate-limit key.
- */
-export interface NodeServerContext extends PreparedSlot {
-  req: IncomingMessage;
-  res: ServerResponse;
-  summary: RequestSummary;
-  viewer: Viewer;
-  /** The caller's identity for per-caller limits: `sub:<subject>`, or `tok:<token hash>`. */
-  caller: string;
-  /** Aborted when the operation must stop (set by the operation entry). */
-  operationSignal?: AbortSignal;
-  /** The transport frames an incremental answer in parts (set by the operation entry). */
-  parts?: boolean;
-}
+/** The server context of the pipeline: what the operation entry sets for one operation. */
+export type ServerContext = OperationContext & PreparedSlot;
 
-export const PRIVATE_ANSWER_HEADERS = [
-  ['cache-control', 'no-store'],
-  ['x-content-type-options', 'nosniff'],
-] as const;
-
-/** Yoga sets its own Cache-Control on some answers (`no-cache` on event streams). */
-function usePrivateAnswers(): Plugin {
-  return {
-    onResponse({ response }) {
-      for (const [name, value] of PRIVATE_ANSWER_HEADERS) response.headers.set(name, value);
-    },
+/** GraphiQL's page, rendered once when first asked for (the renderer is loaded only then). */
+function graphiqlPage(options: GraphiQLOptions): () => Promise<string> {
+  let page: Promise<string> | undefined;
+  return () => {
+    page ??= import('@graphql-yoga/render-graphiql').then(({ renderGraphiQL }) =>
+      renderGraphiQL(options),
+    );
+    return page;
   };
-}
-
-/** Aborted when the client's connection closes (for a request that has no Fetch signal). */
-function closed(req: IncomingMessage): AbortSignal {
-  const controller = new AbortController();
-  req.socket.once('close', () => controller.abort(OPERATION_ENDED));
-  return controller.signal;
 }
 
 /** What the pipeline needs from the gateway's composition. */
@@ -135,7 +113,7 @@ export interface PipelineDeps {
   tracing?: Tracing;
 }
 
-/** Yoga with its plugins, the resolution of persisted documents, and one operation's pipeline. */
+/** GraphiQL's page, the resolution of persisted documents, and one operation's pipeline. */
 export function createPipeline(deps: PipelineDeps) {
   const { metrics } = deps;
   const schema = createGatewaySchema({ introspection: deps.hardening.introspection });
@@ -156,66 +134,44 @@ export function createPipeline(deps: PipelineDeps) {
     validates: (query) => documents.prepare(query).ok,
   });
 
-  const yoga = createYoga<NodeServerContext, GraphQLContext>({
+  const yoga = createYoga<ServerContext, GraphQLContext>({
     schema,
     parserAndValidationCache: false,
-    // Trusted documents may be sent by `documentId` (src/graphql/persisted.ts).
-    extraParamNames: ['documentId'],
-    graphqlEndpoint: '/graphql',
     landingPage: false,
     // Never add the original error to extensions, whatever NODE_ENV says: it may hold a URL.
     maskedErrors: { isDev: false },
-    graphiql:
-      deps.graphiql === false
-        ? false
-        : {
-            title: 'Payment & KYC gateway',
-            ...(deps.graphiql.headers && { headers: JSON.stringify(deps.graphiql.headers) }),
-            defaultQuery: DEFAULT_QUERY,
-          },
-    // GraphiQL with its scripts, styles and workers inside the page (no CDN), so that it works
-    // on a network without internet access; loaded only when GraphiQL is on and first opened.
-    renderGraphiQL: async (options) =>
-      (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
+    graphiql: false,
     logging: false,
-    // CORS is the HTTP layer's, the same for every transport (src/http/cors.ts).
     cors: false,
-    batching: false,
     plugins: [
       ...hardeningPlugins(deps.hardening),
-      usePersistedDocuments(resolveDocument),
       documents.plugin(),
-      // After the hardening plugins, so that it records the codes clients receive.
       useRequestSummary(),
-      // A request a browser may send cross-site without a preflight (a plain GET, a form
-      // POST) must carry one of these headers; the bearer token counts, as a page cannot set
-      // it cross-site without CORS approving.
-      useCSRFPrevention({
-        requestHeaders: ['x-graphql-yoga-csrf', 'authorization', 'graphql-preflight'],
-      }),
       useStaleExtension(),
       // Before compiled execution, which leaves documents with @defer or @stream to them.
       useIncrementalDelivery(),
       useCompiledExecution(),
       // After the plugins that replace the execute function, so that its span wraps theirs.
       ...(deps.tracing ? [useOperationSpans(deps.tracing)] : []),
-      useAnswerFormat(),
-      usePrivateAnswers(),
     ],
-    context: (server) =>
-      createContext(
-        deps,
-        server,
-        () => server.operationSignal ?? server.request?.signal ?? closed(server.req),
-      ),
+    context: (server) => createContext(deps, server, () => server.operationSignal),
   });
 
   return {
-    yoga,
+    // GraphiQL with its scripts, styles and workers inside the page (no CDN), so that it works
+    // on a network without internet access.
+    graphiql:
+      deps.graphiql === false
+        ? undefined
+        : graphiqlPage({
+            title: 'Payment & KYC gateway',
+            ...(deps.graphiql.headers && { headers: JSON.stringify(deps.graphiql.headers) }),
+            defaultQuery: DEFAULT_QUERY,
+          }),
     resolveDocument,
     /** The pipeline of one operation, for the operation entry. */
     getEnveloped: (context: OperationContext) =>
-      yoga.getEnveloped(context as NodeServerContext & YogaInitialContext),
+      yoga.getEnveloped(context as ServerContext & YogaInitialContext),
   };
 }
 
@@ -236,8 +192,7 @@ query Demo {
 `;
 
 // ---------------------------------------------------------------------------------------------
-// Parsed and validated documents, prepared once and shared by every way a request is served
-// (the JSON transport and Yoga's handler).
+// Parsed and validated documents, prepared once and shared by every transport.
 //
 // Only documents that parsed AND validated are kept, so a caller sending broken or over-limit
 // documents fills nothing. The cache is bounded in bytes, not entries: a parsed document takes
@@ -265,7 +220,7 @@ export interface DocumentPreparer {
   prepare(source: string): Prepared;
   /** Approximate bytes held, for tests and metrics. */
   readonly bytes: number;
-  /** The Yoga plugin that makes Yoga's pipeline use this cache, and a request's own preparation. */
+  /** The envelop plugin that makes the pipeline use this cache, and a request's own preparation. */
   plugin(): Plugin<PreparedSlot>;
 }
 
@@ -299,7 +254,7 @@ export function createDocumentPreparer(options: {
       document = options.parse(source);
     } catch (parseError) {
       observe('refused');
-      if (parseError instanceof GraphQLError) requestError(parseError, 'GRAPHQL_PARSE_FAILED');
+      if (parseError instanceof GraphQLError) markParseFailure(parseError);
       return { ok: false, parseError };
     }
     let validationErrors: readonly GraphQLError[];
@@ -354,13 +309,13 @@ export function createDocumentPreparer(options: {
 }
 
 /**
- * Marks an error that stops the request before execution the way GraphQL over HTTP answers it:
- * its schema error code unless it has one, 400 under `application/graphql-response+json` and 200
- * under `application/json` (`spec`), whichever path serves the request.
+ * Marks a parse error (kept as it is, for its locations) the way GraphQL over HTTP answers it:
+ * GRAPHQL_PARSE_FAILED unless it has a code, 400 under `application/graphql-response+json` and
+ * 200 under `application/json` (`spec`).
  */
-function requestError(error: GraphQLError, code: string): void {
+function markParseFailure(error: GraphQLError): void {
   const extensions = error.extensions as Record<string, unknown>;
-  extensions.code ??= code;
+  extensions.code ??= 'GRAPHQL_PARSE_FAILED';
   extensions.http ??= { spec: true, status: 400 };
 }
 

@@ -11,8 +11,9 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Span } from '@opentelemetry/api';
-import { type Authenticator, NO_ACCESS } from './auth.ts';
+import type { Authenticator } from './auth.ts';
 import type { GatewayError } from './errors.ts';
+import { accepts, answerOf, negotiate } from './http/answer.ts';
 import { createCors } from './http/cors.ts';
 import { boundIdleSockets } from './http/idle-sockets.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
@@ -22,7 +23,7 @@ import type { RequestSummary } from './observability/plugin.ts';
 import { withRequestId } from './observability/request-context.ts';
 import { throttledWarn } from './observability/throttled-log.ts';
 import { endRequestSpan, traceRequest } from './observability/tracing.ts';
-import { createPipeline, type PipelineDeps, PRIVATE_ANSWER_HEADERS } from './pipeline.ts';
+import { createPipeline, type PipelineDeps } from './pipeline.ts';
 import type { SseReservations } from './state/sse-reservations.ts';
 import { ConnectionSlots } from './transports/connections.ts';
 import { createHttpTransport } from './transports/http.ts';
@@ -50,6 +51,8 @@ export interface GatewayDeps extends PipelineDeps {
   /** Long-lived connections: per caller (WebSockets + graphql-sse reservations) and per process. */
   connections?: {
     maxPerCaller: number;
+    /** Time a graphql-sse reservation may stay without its stream opened (ms). */
+    reservationUnusedMs?: number;
     maxSockets: number;
     maxIdleSocketsPerAddress?: number;
     streamMaxBufferedBytes?: number;
@@ -102,6 +105,12 @@ export interface Gateway {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** Headers on every `/graphql` answer: personal data, kept by no cache, its type not guessed. */
+const PRIVATE_ANSWER_HEADERS = [
+  ['cache-control', 'no-store'],
+  ['x-content-type-options', 'nosniff'],
+] as const;
+
 function send(
   res: ServerResponse,
   status: number,
@@ -113,8 +122,8 @@ function send(
 }
 
 /**
- * Refuses a POST whose body is over the limit (413) or of unknown length (411) before Yoga
- * reads it, so an oversized body is never buffered.
+ * Refuses a POST whose body is over the limit (413) or of unknown length (411) before a
+ * transport reads it, so an oversized body is never buffered.
  */
 function withinBodyLimit(req: IncomingMessage, res: ServerResponse, maxBytes: number): boolean {
   const length = req.headers['content-length'];
@@ -142,19 +151,14 @@ function withinBodyLimit(req: IncomingMessage, res: ServerResponse, maxBytes: nu
  * sent is not read: the connection closes after the answer.
  */
 function refuseEarly(req: IncomingMessage, res: ServerResponse, error: GatewayError): void {
-  const { http, ...extensions } = error.extensions as {
-    http?: { status?: number; headers?: Record<string, string> };
-  };
-  const accept = req.headers.accept ?? '';
-  const type = accept.includes('application/graphql-response+json')
-    ? 'application/graphql-response+json; charset=utf-8'
-    : 'application/json; charset=utf-8';
-  const body = JSON.stringify({ errors: [{ message: error.message, extensions }] });
+  const { status, headers, body } = answerOf(
+    { errors: [error] },
+    negotiate(req.headers.accept) ?? 'application/json',
+  );
   const unread =
     req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0';
-  res.writeHead(http?.status ?? 400, {
-    ...http?.headers,
-    'content-type': type,
+  res.writeHead(status, {
+    ...headers,
     'content-length': Buffer.byteLength(body),
     ...((unread || req.headers['transfer-encoding'] !== undefined) && { connection: 'close' }),
   });
@@ -238,7 +242,7 @@ function routeOthers(
 /** Builds the gateway. */
 export function createGateway(deps: GatewayDeps): Gateway {
   const { metrics, logger } = deps;
-  const { yoga, resolveDocument, getEnveloped } = createPipeline(deps);
+  const { graphiql, resolveDocument, getEnveloped } = createPipeline(deps);
   const entry = createOperationEntry({
     authenticate: deps.authenticate,
     rateLimiter: deps.rateLimiter,
@@ -265,6 +269,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
     slots,
     streams,
     ...(deps.sseReservations && { reservations: deps.sseReservations }),
+    ...(limits.reservationUnusedMs !== undefined && {
+      reservationUnusedMs: limits.reservationUnusedMs,
+    }),
   });
   const http = createHttpTransport(entry, streams);
   const cors = createCors({
@@ -272,11 +279,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
     ...(deps.corsAllowedHeaders && { extraHeaders: deps.corsAllowedHeaders }),
   });
 
-  /** What needs no token: GraphiQL's page itself (it executes nothing). */
-  const servedWithoutToken = (req: IncomingMessage): boolean =>
-    deps.graphiql !== false &&
-    req.method === 'GET' &&
-    (req.headers.accept ?? '').includes('text/html');
+  /** What needs no token: GraphiQL's page itself (a browser's GET; it executes nothing). */
+  const wantsGraphiQL = (req: IncomingMessage): boolean =>
+    req.method === 'GET' && accepts(req.headers.accept, 'text/html');
 
   let draining = false;
   /** Answers under way, until they have gone out (the drain marks them `Connection: close`). */
@@ -323,8 +328,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     const incoming = req.headers['x-request-id'];
     const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.setHeader('x-request-id', id);
-    // Answers hold personal data: no cache keeps them, no browser guesses their type (for
-    // what Yoga answers, its own headers are replaced by usePrivateAnswers).
+    // Answers hold personal data: no cache keeps them, no browser guesses their type.
     for (const [name, value] of PRIVATE_ANSWER_HEADERS) res.setHeader(name, value);
     const summary: RequestSummary = { id, codes: [] };
     const started = performance.now();
@@ -340,14 +344,20 @@ export function createGateway(deps: GatewayDeps): Gateway {
   /** Serves a request with its id set: CORS, admission from the headers, then a transport. */
   const admitAndServe = (req: IncomingMessage, res: ServerResponse, summary: RequestSummary) => {
     if (cors(req, res)) return;
-    if (servedWithoutToken(req)) {
-      void yoga.handle(req, res, { req, res, summary, viewer: NO_ACCESS, caller: '' });
-      return;
-    }
     const failed = () => {
       if (!res.headersSent) send(res, 500, 'internal error\n');
       else res.destroy();
     };
+    if (graphiql && wantsGraphiQL(req)) {
+      graphiql().then((page) => {
+        res.writeHead(200, {
+          'content-type': 'text/html; charset=utf-8',
+          'content-length': Buffer.byteLength(page),
+        });
+        res.end(page);
+      }, failed);
+      return;
+    }
     entry.admit(req.headers.authorization ?? null).then((admitted) => {
       if ('code' in admitted) {
         summary.codes.push(admitted.code);

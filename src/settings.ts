@@ -582,6 +582,12 @@ export const SETTINGS = {
     20,
     'WebSocket connections and graphql-sse reservations one caller may hold at once; one more is HTTP 429 or WebSocket close 4429.',
   ),
+  SSE_RESERVATION_UNUSED_MS: int(
+    100,
+    3_600_000,
+    30_000,
+    'Time a graphql-sse reservation (single connection mode) may stay without its stream opened; past it the reservation is dropped and its slot given back.',
+  ),
   MAX_CONNECTIONS: int(
     1,
     1_000_000,
@@ -668,10 +674,6 @@ export const SETTINGS = {
     4_294_967_296,
     16_777_216,
     'Bytes of registered persisted queries kept (in Redis for the whole cluster, and in each process); the least recently used leave first.',
-  ),
-  FAST_PATH: bool(
-    true,
-    'No effect any more (accepted so that existing deployments start): every transport runs through the one operation entry.',
   ),
   LOG_LEVEL: {
     schema: oneOf(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')} (got {value})`),

@@ -22,9 +22,9 @@
 import { hash } from 'node:crypto';
 import type { CacheConfig } from '../config.ts';
 import { type UpstreamName, UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.ts';
+import type { UpstreamKycUser, UpstreamTransaction } from '../model/records.ts';
 import { isFinalStatus } from '../model/status.ts';
 import type { KycClient, PaymentClient } from '../upstream/clients.ts';
-import type { UpstreamKycUser, UpstreamTransaction } from '../upstream/shapes.ts';
 import type { CachedEntry, RecordCache } from './store.ts';
 
 export interface ReadOptions {

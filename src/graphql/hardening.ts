@@ -258,10 +258,10 @@ const REQUEST_ERROR_CODE: ReadonlyArray<[RegExp, string]> = [
 ];
 
 /**
- * Every error carries one of the schema's `ErrorCode` values: Yoga's own request errors (`BAD_REQUEST`: bad
- * JSON, no query, a mutation over GET; `OPERATION_RESOLUTION_FAILURE`: no operation matches
- * `operationName`; any other code outside `ErrorCode`) become GRAPHQL_PARSE_FAILED or
- * GRAPHQL_VALIDATION_FAILED, and `originalError` details are dropped.
+ * Every error carries one of the schema's `ErrorCode` values: an error with none, or with a code
+ * outside `ErrorCode` (a library's own, such as `BAD_REQUEST` or `OPERATION_RESOLUTION_FAILURE`),
+ * becomes GRAPHQL_PARSE_FAILED or GRAPHQL_VALIDATION_FAILED, and `originalError` details are
+ * dropped.
  */
 export function withContractCodes(result: ExecutionResult): ExecutionResult {
   if (!result.errors?.length) return result;
@@ -297,42 +297,6 @@ export function withContractCodes(result: ExecutionResult): ExecutionResult {
     });
   });
   return { ...result, errors };
-}
-
-/**
- * Contract codes on what Yoga's handler answers ({@link withContractCodes}): on results, and
- * on the JSON error answers that handlers inside Yoga write themselves (graphql-sse's "Stream
- * not found" and the like), which never pass through result processing.
- */
-function useContractErrorCodes(): Plugin {
-  return {
-    onResultProcess({ result, setResult }) {
-      if (Array.isArray(result) || Symbol.asyncIterator in result) return;
-      setResult(withContractCodes(result as ExecutionResult));
-    },
-    async onResponse({ response, setResponse, fetchAPI }) {
-      const type = response.headers.get('content-type') ?? '';
-      if (response.status < 400 || !/json/i.test(type)) return;
-      const text = await response.text();
-      const headers = new fetchAPI.Headers(response.headers);
-      headers.delete('content-length');
-      const init = { status: response.status, statusText: response.statusText, headers };
-      let body: unknown;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        setResponse(new fetchAPI.Response(text, init));
-        return;
-      }
-      const result = body as ExecutionResult;
-      const errors = Array.isArray(result.errors)
-        ? withContractCodes(result).errors?.map((e) => (e instanceof GraphQLError ? e.toJSON() : e))
-        : undefined;
-      setResponse(
-        new fetchAPI.Response(JSON.stringify(errors ? { ...result, errors } : body), init),
-      );
-    },
-  };
 }
 
 /**
@@ -428,36 +392,10 @@ export function extraValidationRules(options: HardeningOptions): ValidationRule[
   ];
 }
 
-/**
- * A request that Yoga's parsers cannot read is the client's mistake: the GET and form parsers
- * `JSON.parse` `variables` and `extensions` without a catch, and the multipart parser walks
- * `map` as given, so `?variables=abc` or a `map` of `{"0":5}` threw a plain error that was
- * masked as a 500. Such errors become 400, GRAPHQL_PARSE_FAILED. (Registered after Yoga's
- * own parser plugins, so `requestParser` is the one chosen for the request.)
- */
-function useUnreadableRequestErrors(): Plugin {
-  return {
-    onRequestParse({ requestParser, setRequestParser }) {
-      if (!requestParser) return;
-      setRequestParser(async (request) => {
-        try {
-          return await requestParser(request);
-        } catch (error) {
-          if (error instanceof GraphQLError || (error as Error)?.name === 'AbortError') throw error;
-          throw new GraphQLError('The request parameters could not be read.', {
-            extensions: { code: 'GRAPHQL_PARSE_FAILED', http: { status: 400 } },
-          });
-        }
-      });
-    },
-  };
-}
-
 /** The protection plugins, in the order they must run. */
 export function hardeningPlugins(options: HardeningOptions): Plugin[] {
   const { limits, production } = options;
-  const plugins: Plugin[] = [useUnreadableRequestErrors(), useContractErrorCodes()];
-  plugins.push(useCostLimit(limits.cost, production));
+  const plugins: Plugin[] = [useCostLimit(limits.cost, production)];
   if (production) plugins.push(blockFieldSuggestionsPlugin() as Plugin);
   return plugins;
 }

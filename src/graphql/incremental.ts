@@ -37,7 +37,7 @@ import {
   maskError,
   type Plugin,
 } from 'graphql-yoga';
-import { BadUserInputError } from '../errors.ts';
+import { BadUserInputError, publicError } from '../errors.ts';
 import { addErrorCodes, type RequestSummary } from '../observability/plugin.ts';
 import { withContractCodes } from './hardening.ts';
 
@@ -146,18 +146,18 @@ async function wholeAnswer(parts: AsyncIterable<IncrementalPart>): Promise<Execu
 }
 
 /** Errors of a part as a client may see them: masked, with schema codes, no internal extension. */
-function publicErrors(errors: ReadonlyArray<GraphQLError>): GraphQLError[] {
+function maskedPartErrors(errors: ReadonlyArray<GraphQLError>): GraphQLError[] {
   const masked = errors.map((error) =>
     error instanceof GraphQLError && error.originalError == null
       ? error
       : (maskError(error, 'Unexpected error.', false) as GraphQLError),
   );
   return (withContractCodes({ errors: masked }).errors ?? []).map((error) => {
-    const { http: _http, unexpected: _unexpected, ...extensions } = error.extensions;
+    const { extensions } = publicError(error);
     return new GraphQLError(error.message, {
       ...(error.nodes && { nodes: error.nodes }),
       ...(error.path && { path: error.path }),
-      extensions,
+      ...(extensions && { extensions }),
     });
   });
 }
@@ -168,10 +168,10 @@ function publicPart(part: IncrementalPart): IncrementalPart {
   if (!hasErrors(part) && !part.incremental?.some(hasErrors)) return part;
   return {
     ...part,
-    ...(part.errors && { errors: publicErrors(part.errors) }),
+    ...(part.errors && { errors: maskedPartErrors(part.errors) }),
     ...(part.incremental && {
       incremental: part.incremental.map((item) =>
-        item.errors ? { ...item, errors: publicErrors(item.errors) } : item,
+        item.errors ? { ...item, errors: maskedPartErrors(item.errors) } : item,
       ),
     }),
   };

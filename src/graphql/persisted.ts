@@ -13,17 +13,17 @@
  * the project's documents alone (by id or hash; any other text is refused); `off` stores nothing
  * (a hash alone is never found, a hash with its query runs as a plain query).
  *
- * Registration is bounded (contract §11): `PERSISTED_REGISTRATIONS_PER_MINUTE` new documents per
+ * Registration is bounded: `PERSISTED_REGISTRATIONS_PER_MINUTE` new documents per
  * caller (past it the operation runs and nothing is stored), `PERSISTED_MAX_BYTES` of documents
  * for the cluster, least recently used dropped first (see createPersistedStore).
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { GraphQLError, Kind, parse } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import { Sealer, type SealKeys } from '../cache/seal.ts';
 import type { TrustedDocumentsMode } from '../config.ts';
+import { requestError } from '../errors.ts';
 import type { SharedState } from '../state/index.ts';
 import { hashedKeyPart } from '../state/redis.ts';
 import { REGISTER_DOCUMENT } from '../state/scripts.ts';
@@ -187,10 +187,6 @@ function sha256(text: string): string {
 
 const HEX_HASH = /^[0-9a-f]{64}$/;
 
-function requestError(message: string, code: string, status: number): GraphQLError {
-  return new GraphQLError(message, { extensions: { code, http: { status } } });
-}
-
 /** The hash a request names, `undefined` for none, or the error for a malformed one. */
 function hashOf(params: {
   extensions?: Record<string, unknown> | undefined;
@@ -299,16 +295,5 @@ export function createDocumentResolver(options: {
       throw requestError('PersistedQueryNotFound', 'PERSISTED_QUERY_NOT_FOUND', 200);
     }
     return plain(params, stored);
-  };
-}
-
-/** The Yoga plugin over the same resolution (runs on the request's parameters, before parsing). */
-export function usePersistedDocuments(resolve: DocumentResolver): Plugin {
-  return {
-    async onParams({ params, setParams, context }) {
-      const { caller } = context as { caller?: unknown };
-      const resolved = await resolve(params, typeof caller === 'string' ? caller : '');
-      if (resolved !== params) setParams(resolved);
-    },
   };
 }

@@ -1,11 +1,10 @@
 /**
  * How a GraphQL result becomes an HTTP answer, for every transport: the media type chosen from
  * `Accept` (GraphQL over HTTP, q-values honoured), the status, the headers an error asks for,
- * and the body without the internal extensions. Yoga's own choice ignores q-values, so Yoga's
- * answers go through here too ({@link useAnswerFormat}).
+ * and the body without the internal extensions.
  */
-import type { ExecutionResult, GraphQLError } from 'graphql';
-import { isAsyncIterable, type Plugin } from 'graphql-yoga';
+import type { ExecutionResult } from 'graphql';
+import { publicError } from '../errors.ts';
 
 export type AnswerType = 'application/graphql-response+json' | 'application/json';
 
@@ -34,6 +33,11 @@ export function acceptRanges(accept: string): AcceptRange[] {
       }
       return { mediaRange, q, utf8 };
     });
+}
+
+/** Whether `accept` lists `mediaRange` itself (lower case) with a q above 0. */
+export function accepts(accept: string | undefined, mediaRange: string): boolean {
+  return acceptRanges(accept ?? '').some((range) => range.mediaRange === mediaRange && range.q > 0);
 }
 
 /**
@@ -84,21 +88,17 @@ export function answerOf(result: ExecutionResult, type: AnswerType): Answer {
   let status = resultHttp?.status ?? 0;
   let unexpected = false;
   const errors = result.errors?.map((error) => {
-    const {
-      http,
-      unexpected: flagged,
-      ...extensions
-    } = (error.extensions ?? {}) as {
+    const { http, unexpected: flagged } = (error.extensions ?? {}) as {
       http?: HttpExtension;
       unexpected?: boolean;
-    } & Record<string, unknown>;
+    };
     if (http) {
       Object.assign(headers, http.headers);
       if (!(type === 'application/json' && http.spec) && (http.status ?? 0) > status) {
         status = http.status ?? 0;
       }
     } else if (flagged) unexpected = true;
-    return publicError(error, extensions);
+    return publicError(error);
   });
   if (status === 0) status = unexpected && !('data' in result) ? 500 : 200;
   const body = JSON.stringify({
@@ -107,33 +107,4 @@ export function answerOf(result: ExecutionResult, type: AnswerType): Answer {
     ...(Object.keys(resultExtensions).length > 0 && { extensions: resultExtensions }),
   });
   return { status, headers, body };
-}
-
-/** An error as the client sees it: message, locations, path and public extensions. */
-function publicError(error: GraphQLError, extensions: Record<string, unknown>) {
-  const { originalError: _hidden, ...shown } = extensions;
-  return {
-    message: error.message,
-    ...(error.locations && { locations: error.locations }),
-    ...(error.path && { path: error.path }),
-    ...(Object.keys(shown).length > 0 && { extensions: shown }),
-  };
-}
-
-/**
- * Yoga answers single results through {@link answerOf} with the type {@link negotiate} chose,
- * so that every transport answers alike; streams (SSE, multipart) stay Yoga's.
- */
-export function useAnswerFormat(): Plugin {
-  return {
-    onResultProcess({ request, result, setResultProcessor }) {
-      if (isAsyncIterable(result) || Array.isArray(result)) return;
-      const type = negotiate(request.headers.get('accept'));
-      if (type === undefined) return;
-      setResultProcessor((final, fetchAPI) => {
-        const { status, headers, body } = answerOf(final as ExecutionResult, type);
-        return new fetchAPI.Response(body, { status, headers });
-      }, type);
-    },
-  };
 }

@@ -1,13 +1,13 @@
 /**
  * CORS for every transport of `/graphql`, in one place: with `CORS_ORIGINS` set, a request from
  * a listed origin gets its `Access-Control-*` headers, and its preflight is answered here. The
- * allowed headers cover what the contract's browser clients send (graphql-sse in both modes,
+ * allowed headers cover what the gateway's browser clients send (graphql-sse in both modes,
  * `multipart/mixed`, persisted queries, trace context, request ids); `CORS_ALLOWED_HEADERS`
  * adds more.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-/** Headers a browser client of the contract may send. */
+/** Headers a browser client of the gateway may send. */
 export const DEFAULT_CORS_HEADERS: readonly string[] = [
   'authorization',
   'content-type',

@@ -12,10 +12,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RecordSources } from '../cache/sources.ts';
 import { BadUserInputError, type ErrorCode, GatewayError, UpstreamError } from '../errors.ts';
+import type { UpstreamKycUser, UpstreamTransaction } from '../model/records.ts';
 import { isFinalStatus } from '../model/status.ts';
 import { outsideRequests } from '../observability/request-context.ts';
 import { hashedKeyPart } from '../state/redis.ts';
-import type { UpstreamKycUser, UpstreamTransaction } from '../upstream/shapes.ts';
 import { type LiveSlots, MemoryLiveSlots } from './slots.ts';
 
 /** A record a live subscription follows. */

@@ -1,6 +1,6 @@
 /** Checks of client arguments, made before any loader or upstream is touched. */
 import { BadUserInputError } from '../errors.ts';
-import { TX_REF } from '../upstream/clients.ts';
+import { TX_REF } from './records.ts';
 
 /** Whether `txRef` is `NT-` followed by 1 to 64 letters and digits. */
 export function isTxRef(txRef: string): boolean {

@@ -1,11 +1,13 @@
 /**
  * Collects what a request did (operation name, error codes) into the request's summary, which
- * the HTTP layer turns into one log line and metrics when the response ends.
+ * the HTTP layer turns into one log line and metrics when the response ends: the operation's
+ * name and type from the envelop plugin below, the error codes from the operation entry
+ * ({@link addErrorCodes}).
  */
 import { type DocumentNode, type ExecutionResult, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
-/** One request, as logged. Filled by the plugin while Yoga serves it. */
+/** One request, as logged. Filled while the operation runs. */
 export interface RequestSummary {
   id: string;
   operation?: string | undefined;
@@ -24,10 +26,6 @@ export function addErrorCodes(summary: RequestSummary, result: ExecutionResult):
   }
 }
 
-function isExecutionResult(value: unknown): value is ExecutionResult {
-  return typeof value === 'object' && value !== null && !(Symbol.asyncIterator in value);
-}
-
 function nameOperation(
   context: unknown,
   document: DocumentNode,
@@ -42,7 +40,7 @@ function nameOperation(
   if (typeof caller === 'string') summary.caller = caller;
 }
 
-/** The Yoga plugin; the server context carries `summary`. */
+/** The envelop plugin that names the operation; the server context carries `summary`. */
 export function useRequestSummary(): Plugin<object, { summary?: RequestSummary }> {
   return {
     // The name in the document once it validated: a name sent with a request that fails
@@ -52,12 +50,6 @@ export function useRequestSummary(): Plugin<object, { summary?: RequestSummary }
     },
     onSubscribe({ args }) {
       nameOperation(args.contextValue, args.document, args.operationName);
-    },
-    onResultProcess({ result, serverContext }) {
-      const summary = serverContext.summary;
-      if (!summary) return;
-      const results = Array.isArray(result) ? result : [result];
-      for (const item of results) if (isExecutionResult(item)) addErrorCodes(summary, item);
     },
   };
 }

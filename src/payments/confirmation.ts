@@ -13,7 +13,7 @@ import type {
 } from '../graphql/generated/resolvers-types.ts';
 import { checkText } from '../model/input.ts';
 import { type Decimal, isCurrencyCode, minorUnitsOf, parseDecimal } from '../model/money.ts';
-import { isUnreadable, type UpstreamTransaction } from '../upstream/shapes.ts';
+import { isUnreadable, type UpstreamTransaction } from '../model/records.ts';
 import type { ClaimStore } from './claims.ts';
 
 /** An order as `confirmPayment` compares it: checked, the currency in capitals. */

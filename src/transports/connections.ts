@@ -1,5 +1,5 @@
 /**
- * Long-lived resources per caller (contract §9): WebSocket connections and graphql-sse
+ * Long-lived resources per caller: WebSocket connections and graphql-sse
  * reservations together count against `CONNECTIONS_MAX_PER_CALLER`. A slot is taken when the
  * connection or reservation is made and given back, once, however it ends.
  */

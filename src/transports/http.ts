@@ -6,17 +6,13 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GraphQLError } from 'graphql';
+import { requestError } from '../errors.ts';
 import { acceptRanges, negotiate } from '../http/answer.ts';
 import type { RequestSummary } from '../observability/plugin.ts';
 import { clientGone, readParams, type StreamDeps, writeResult } from './io.ts';
 import { writeJson } from './json.ts';
 import { writeMultipart } from './multipart.ts';
-import {
-  type Admitted,
-  type OperationEntry,
-  type OperationParams,
-  requestError,
-} from './operation.ts';
+import type { Admitted, OperationEntry, OperationParams } from './operation.ts';
 import { writeEventStream } from './sse.ts';
 
 /** The streaming framing `accept` names first, if any (ranges refused with q=0 do not count). */

@@ -5,9 +5,10 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
+import { requestError } from '../errors.ts';
 import { type AnswerType, answerOf } from '../http/answer.ts';
 import { readBytes } from '../http/body.ts';
-import { OPERATION_ENDED, type OperationParams, requestError } from './operation.ts';
+import { OPERATION_ENDED, type OperationParams } from './operation.ts';
 import {
   type StreamEndReason,
   type StreamLimits,

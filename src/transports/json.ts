@@ -5,9 +5,10 @@
  * refused (406) and asked for over a streaming transport. This file only frames.
  */
 import type { ServerResponse } from 'node:http';
+import { requestError } from '../errors.ts';
 import type { AnswerType } from '../http/answer.ts';
 import { writeResult } from './io.ts';
-import { type OperationOutcome, requestError } from './operation.ts';
+import type { OperationOutcome } from './operation.ts';
 
 /** Writes `outcome` as one JSON answer of `type`. */
 export function writeJson(res: ServerResponse, outcome: OperationOutcome, type: AnswerType): void {

@@ -1,7 +1,6 @@
 /**
  * The one operation entry every transport calls (docs/architecture.md, "One operation entry").
- * An adapter (json.ts, sse.ts, multipart.ts, websocket.ts, and Yoga's handler for what they do
- * not serve) reads an operation in its protocol and calls {@link OperationEntry.operate}, which
+ * An adapter (http.ts with json.ts and multipart.ts, sse.ts, websocket.ts) reads an operation in its protocol and calls {@link OperationEntry.operate}, which
  * runs every check in one order:
  *
  *   identify (with expiry) → rate → persisted / trusted documents → prepare (parse + validate +
@@ -17,13 +16,18 @@ import {
   type ExecutionArgs,
   type ExecutionResult,
   GraphQLError,
-  type GraphQLFormattedError,
   type GraphQLSchema,
   getOperationAST,
 } from 'graphql';
 import { isAsyncIterable, maskError } from 'graphql-yoga';
 import type { Authenticator, Viewer } from '../auth.ts';
-import { GatewayError, RateLimitedError, UnauthenticatedError } from '../errors.ts';
+import {
+  GatewayError,
+  publicError,
+  RateLimitedError,
+  requestError,
+  UnauthenticatedError,
+} from '../errors.ts';
 import { withContractCodes } from '../graphql/hardening.ts';
 import type { DocumentResolver } from '../graphql/persisted.ts';
 import type { RateLimiter } from '../http/rate-limit.ts';
@@ -127,18 +131,6 @@ export interface OperationEntry {
  */
 export const OPERATION_ENDED = new DOMException('The operation has ended.', 'AbortError');
 
-/** The error a request of its own makes: its code and HTTP status. */
-export function requestError(
-  message: string,
-  code: string,
-  status: number,
-  headers?: Record<string, string>,
-): GraphQLError {
-  return new GraphQLError(message, {
-    extensions: { code, http: { status, ...(headers && { headers }) } },
-  });
-}
-
 /** An error thrown by a step: GraphQL errors as they are, anything else masked. */
 export function reported(error: unknown): GraphQLError {
   if (error instanceof GraphQLError) return error;
@@ -147,9 +139,6 @@ export function reported(error: unknown): GraphQLError {
     ? masked
     : new GraphQLError('Unexpected error.', { extensions: { code: 'INTERNAL_SERVER_ERROR' } });
 }
-
-/** Extensions never shown on any transport (answer.ts drops `http` from HTTP answers too). */
-const INTERNAL_EXTENSIONS = ['http', 'exception', 'stacktrace', 'originalError', 'unexpected'];
 
 /**
  * A result as it travels inside a stream frame (SSE event, multipart part, WebSocket message):
@@ -162,18 +151,6 @@ export function publicResult(result: ExecutionResult): Record<string, unknown> {
     ...(errors && { errors: errors.map(publicError) }),
     ...rest,
     ...(Object.keys(shownExtensions).length > 0 && { extensions: shownExtensions }),
-  };
-}
-
-/** One error as a client sees it (the same shape whatever the transport). */
-export function publicError(error: GraphQLError): GraphQLFormattedError {
-  const extensions: Record<string, unknown> = { ...(error.extensions ?? {}) };
-  for (const name of INTERNAL_EXTENSIONS) delete extensions[name];
-  return {
-    message: error.message,
-    ...(error.locations && { locations: error.locations }),
-    ...(error.path && { path: error.path }),
-    ...(Object.keys(extensions).length > 0 && { extensions }),
   };
 }
 

@@ -28,8 +28,8 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
-import { GatewayError } from '../errors.ts';
-import { answerOf } from '../http/answer.ts';
+import { GatewayError, requestError } from '../errors.ts';
+import { accepts, answerOf } from '../http/answer.ts';
 import type { RequestSummary } from '../observability/plugin.ts';
 import {
   MemorySseReservations,
@@ -54,7 +54,6 @@ import {
   type OperationOutcome,
   type OperationParams,
   publicResult,
-  requestError,
 } from './operation.ts';
 import { StreamWriter } from './writer.ts';
 
@@ -217,7 +216,7 @@ const NOT_RESERVED = (): RelayAnswer =>
 /** Whether the request opens a reservation's event stream. */
 function opensStream(req: IncomingMessage): boolean {
   return (
-    (req.headers.accept ?? '').includes('text/event-stream') &&
+    accepts(req.headers.accept, 'text/event-stream') &&
     (req.method === 'GET' || req.method === 'POST')
   );
 }

@@ -21,7 +21,7 @@ import type { Duplex } from 'node:stream';
 import { type ExecutionArgs, type ExecutionResult, GraphQLError, parse } from 'graphql';
 import { CloseCode, handleProtocols, makeServer } from 'graphql-ws';
 import { type WebSocket, WebSocketServer } from 'ws';
-import { GatewayError } from '../errors.ts';
+import { GatewayError, publicError } from '../errors.ts';
 import type { RequestSummary } from '../observability/plugin.ts';
 import { withRequestId } from '../observability/request-context.ts';
 import type { ThrottledWarn } from '../observability/throttled-log.ts';
@@ -31,7 +31,6 @@ import {
   type Admitted,
   type OperationEntry,
   type OperationOutcome,
-  publicError,
   publicResult,
 } from './operation.ts';
 import { StreamWriter } from './writer.ts';

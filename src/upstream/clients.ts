@@ -11,16 +11,15 @@ import {
   type UpstreamName,
   UpstreamUnavailableError,
 } from '../errors.ts';
+import type { UpstreamKycUser, UpstreamTransaction } from '../model/records.ts';
 import type { Tracing } from '../observability/tracing.ts';
 import { type BreakerState, type HttpResult, UpstreamHttp, type UpstreamObserver } from './http.ts';
 import {
   describeIssue,
   moneySourceReviver,
   scanJson,
-  type UpstreamKycUser,
   type UpstreamShape,
   type UpstreamShapes,
-  type UpstreamTransaction,
   upstreamShapes,
 } from './shapes.ts';
 
@@ -86,9 +85,6 @@ export function readAnswer<T>(
   if (!parsed.success) throw new UpstreamBadResponseError(upstream, describeIssue(parsed.error));
   return parsed.data;
 }
-
-/** The form of a transaction reference: `NT-` followed by letters and digits. */
-export const TX_REF = /^NT-[A-Za-z0-9]{1,64}$/;
 
 /** What both clients share: the HTTP policy of one upstream and the shapes of one time zone. */
 abstract class UpstreamClient {

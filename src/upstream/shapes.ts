@@ -3,7 +3,7 @@
  * the parsed body per record: each reader below checks a field and writes its normalized value
  * into the record in the same step (hand-written, no schema library: a schema library's
  * transforms and unions cost more than the rest of a record's reading). What leaves this module
- * is the record the resolvers serve: times already instants, amounts already
+ * is the record the resolvers serve (its types in src/model/records.ts): times already instants, amounts already
  * exact `Money`, the status already mapped, the card already split. It is plain JSON data, so
  * the cache (memory or Redis) keeps it as it is and a cache hit reads properties, nothing more.
  * Codegen maps each schema type to one of these records.
@@ -15,7 +15,6 @@
  * leading and four trailing here, before anything is cached, so a longer number never reaches
  * the store.
  */
-import type { TransactionStatus } from '../graphql/generated/resolvers-types.ts';
 import { parseExpiry } from '../model/card.ts';
 import {
   type Decimal,
@@ -25,22 +24,18 @@ import {
   toMoney,
   toRoundedNumber,
 } from '../model/money.ts';
+import {
+  UNREADABLE,
+  type Unreadable,
+  type UpstreamCard,
+  type UpstreamCustomer,
+  type UpstreamKycCheck,
+  type UpstreamKycLevel,
+  type UpstreamTime,
+  type UpstreamTransaction,
+} from '../model/records.ts';
 import { normalizeStatus } from '../model/status.ts';
 import { parseUpstreamTime, type UpstreamTimeForm } from '../model/time.ts';
-
-/** A value the upstream sent that the gateway cannot read with certainty. */
-export interface Unreadable {
-  unreadable: true;
-}
-
-const UNREADABLE: Unreadable = { unreadable: true };
-
-export function isUnreadable(value: unknown): value is Unreadable {
-  return typeof value === 'object' && value !== null && 'unreadable' in value;
-}
-
-/** An upstream time as an ISO 8601 instant, `null` when absent. */
-export type UpstreamTime = string | null | Unreadable;
 
 /**
  * The keys of the payment record whose JSON numbers are read as their source text (see
@@ -198,81 +193,6 @@ function digits(value: string | null, keep: 'leading' | 'trailing', count: numbe
   const only = value.replace(/\D/g, '');
   if (only === '') return null;
   return keep === 'leading' ? only.slice(0, count) : only.slice(-count);
-}
-
-export interface UpstreamCustomer {
-  fullName: string | null;
-  email: string | null;
-  phone: string | null;
-  joinedAt: UpstreamTime;
-}
-
-export interface UpstreamCard {
-  /** At most the six leading digits. */
-  first6: string | null;
-  /** At most the four trailing digits. */
-  last4: string | null;
-  expiry: string | null;
-  expiryMonth: number | null;
-  /** Four digits. */
-  expiryYear: number | null;
-  cardType: string | null;
-  masked: string | null;
-}
-
-/** One transaction record, with the reference it was asked by. */
-export interface UpstreamTransaction {
-  txRef: string;
-  event: string | null;
-  status: TransactionStatus;
-  /** `txStatus` verbatim. */
-  rawStatus: string;
-  succeeded: boolean;
-  /** Rounded to the currency's minor unit. */
-  amount: number | null;
-  appFee: number | null;
-  merchantFee: number | null;
-  /** Unreadable when there is an amount but no currency to state it in. */
-  amountMoney: Money | Unreadable | null;
-  appFeeMoney: Money | Unreadable | null;
-  merchantFeeMoney: Money | Unreadable | null;
-  /** Trimmed, in capitals; `null` when missing (the `currency` field then fails). */
-  currency: string | null;
-  checkoutPoint: string | null;
-  paymentRef: string | null;
-  merchantRef: string | null;
-  paymentChannel: string | null;
-  deviceFingerprint: string | null;
-  message: string | null;
-  timestamp: UpstreamTime;
-  customer: UpstreamCustomer | null;
-  card: UpstreamCard | null;
-}
-
-export interface UpstreamKycCheck {
-  name: string;
-  passed: boolean;
-  query: unknown;
-  result: unknown;
-  createdAt: UpstreamTime;
-  updatedAt: UpstreamTime;
-}
-
-export interface UpstreamKycLevel {
-  level: number;
-  name: string | null;
-  slug: string;
-  verified: boolean;
-  checks: UpstreamKycCheck[];
-}
-
-/** One KYC record; `userRef` is the reference asked by when the upstream leaves it out. */
-export interface UpstreamKycUser {
-  userRef: string;
-  name: string | null;
-  verified: boolean;
-  level: number;
-  levels: UpstreamKycLevel[];
 }
 
 /** An amount stated in the record's currency, or why it cannot be. */

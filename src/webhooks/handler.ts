@@ -1,5 +1,5 @@
 /**
- * `POST /webhooks/payment` and `POST /webhooks/kyc` (contract §13): a signed notification that
+ * `POST /webhooks/payment` and `POST /webhooks/kyc` (docs/webhooks.md): a signed notification that
  * names a record is a hint, never the record. The gateway checks the signature over the raw
  * bytes, answers at once, then fetches the record fresh through the record sources (as
  * `verifyTransaction` and `refreshKycUser` do: never from the cache, and stored), and pushes it
@@ -24,7 +24,7 @@ import type { Refresher } from './refresh.ts';
 import type { ReplayGuard } from './replay.ts';
 import { parseSignatureHeader, SIGNATURE_HEADER, signatureMatches } from './signature.ts';
 
-/** Largest notification body read (contract §13). */
+/** Largest notification body read. */
 export const MAX_WEBHOOK_BYTES = 64 * 1024;
 
 const SOURCES = new Map<string, LiveSource>([

@@ -1,5 +1,5 @@
 /**
- * The signature of a notification (contract §13): the header
+ * The signature of a notification (docs/webhooks.md): the header
  * `X-Webhook-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`, with several
  * `v1=` entries allowed so that a sender can sign with a new and an old secret while keys rotate.
  * The bytes signed are the raw body as received, never JSON parsed and written again.

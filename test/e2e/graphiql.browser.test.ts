@@ -13,6 +13,7 @@ import {
   type TestBrowser,
 } from '../helpers/browser.ts';
 import { startMain } from '../helpers/processes.ts';
+import { scaled } from '../helpers/timeouts.ts';
 
 const skip = skipBrowserTests('graphiql.browser.test.ts');
 
@@ -24,45 +25,49 @@ describe.skipIf(skip)('GraphiQL, offline', () => {
     if (child && child.exitCode === null) child.kill('SIGKILL');
   });
 
-  it('renders with no request outside 127.0.0.1, and runs the default query with the sandbox token', async () => {
-    const started = await startMain(
-      { LOG_LEVEL: 'warn' },
-      /GraphiQL: open (http:\/\/127\.0\.0\.1:\d+\/graphql)\b/,
-    );
-    child = started.child;
-    const url = started.found;
+  it(
+    'renders with no request outside 127.0.0.1, and runs the default query with the sandbox token',
+    async () => {
+      const started = await startMain(
+        { LOG_LEVEL: 'warn' },
+        /GraphiQL: open (http:\/\/127\.0\.0\.1:\d+\/graphql)\b/,
+      );
+      child = started.child;
+      const url = started.found;
 
-    browser = await launchChromium();
-    const page = await browser.context.newPage();
-    const blocked: string[] = [];
-    await page.route('**/*', (route) => {
-      const target = new URL(route.request().url());
-      if (['blob:', 'data:'].includes(target.protocol) || target.hostname === '127.0.0.1') {
-        return route.continue();
-      }
-      blocked.push(route.request().url());
-      return route.abort();
-    });
-    const failures: string[] = [];
-    page.on('pageerror', (error) => failures.push(error.message));
+      browser = await launchChromium();
+      const page = await browser.context.newPage();
+      const blocked: string[] = [];
+      await page.route('**/*', (route) => {
+        const target = new URL(route.request().url());
+        if (['blob:', 'data:'].includes(target.protocol) || target.hostname === '127.0.0.1') {
+          return route.continue();
+        }
+        blocked.push(route.request().url());
+        return route.abort();
+      });
+      const failures: string[] = [];
+      page.on('pageerror', (error) => failures.push(error.message));
 
-    await page.goto(url);
-    const run = page.locator('.graphiql-execute-button');
-    await run.waitFor({ state: 'visible', timeout: 15_000 });
-    await run.click();
-    const response = page.locator('.graphiql-response');
-    await expect
-      .poll(async () => (await response.textContent()) ?? '', { timeout: 15_000 })
-      .toContain('SUCCESSFUL');
-    await screenshot(page, 'graphiql-offline');
+      await page.goto(url);
+      const run = page.locator('.graphiql-execute-button');
+      await run.waitFor({ state: 'visible', timeout: scaled(15_000) });
+      await run.click();
+      const response = page.locator('.graphiql-response');
+      await expect
+        .poll(async () => (await response.textContent()) ?? '', { timeout: scaled(15_000) })
+        .toContain('SUCCESSFUL');
+      await screenshot(page, 'graphiql-offline');
 
-    expect(blocked).toEqual([]);
-    expect(failures).toEqual([]);
-    const shown = (await response.textContent()) ?? '';
-    expect(shown).toContain('NT-SUCCESS001');
-    // The demo reads money from the exact fields, never from the deprecated floats.
-    expect(shown).toContain('"amountMoney"');
-    expect(shown).toContain('"15000.50"');
-    expect(shown).not.toContain('UNAUTHENTICATED');
-  }, 60_000);
+      expect(blocked).toEqual([]);
+      expect(failures).toEqual([]);
+      const shown = (await response.textContent()) ?? '';
+      expect(shown).toContain('NT-SUCCESS001');
+      // The demo reads money from the exact fields, never from the deprecated floats.
+      expect(shown).toContain('"amountMoney"');
+      expect(shown).toContain('"15000.50"');
+      expect(shown).not.toContain('UNAUTHENTICATED');
+    },
+    scaled(60_000),
+  );
 });

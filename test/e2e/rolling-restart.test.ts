@@ -41,6 +41,9 @@ beforeAll(async () => {
   bench = await startRedisBench(Number.POSITIVE_INFINITY);
   const env = {
     CACHE_URL: bench.redis.url,
+    // Readiness pings Redis within the command timeout (250 ms by default): on a busy machine
+    // the replica that stays would fail its probes and leave the balancer with none.
+    CACHE_COMMAND_TIMEOUT_MS: '5000',
     SHUTDOWN_DRAIN_MS: String(DRAIN_MS),
     SHUTDOWN_GRACE_MS: '5000',
     LIVE_POLL_MS: '500',

@@ -1,6 +1,6 @@
 /**
- * Signed notifications (contract §13) against two `node src/main.ts` gateways that share one real
- * redis-server, in front of fixture upstreams on loopback: every answer of §13 with the upstream
+ * Signed notifications (docs/webhooks.md) against two `node src/main.ts` gateways that share one real
+ * redis-server, in front of fixture upstreams on loopback: every answer documented there with the upstream
  * calls it costs (none for a refusal), replays refused across replicas, the body never taken as
  * the record, 1,000 notifications for one reference never more than one upstream call in flight,
  * pushes reaching every subscriber of both replicas before a poll could have, `kycStatus` fed by
@@ -143,6 +143,9 @@ beforeAll(async () => {
   });
   const env = {
     CACHE_URL: bench.redis.url,
+    // Upstream calls are counted exactly: a Redis command a busy machine delays past the
+    // default 250 ms would be served locally instead.
+    CACHE_COMMAND_TIMEOUT_MS: '5000',
     WEBHOOK_SECRET: SECRET,
     WEBHOOK_OLD_SECRETS: OLD_SECRET,
     WEBHOOK_POLL_BACKOFF: String(BACKOFF),
@@ -185,9 +188,10 @@ describe.skipIf(skip)('POST /webhooks/* — two processes, one Redis', () => {
       ['wrong key', sign(body, ['whsec_someone_else_0123456789'])],
       ['other body', sign(`${body} `)],
       ['other t', sign(body, [SECRET], now).replace(`t=${now}`, `t=${now - 1}`)],
+      // Out of the 300 s window on either side, by a margin no busy machine eats into: a
+      // signature only grows older while the test runs, and one an hour ahead stays ahead.
       ['301 s old', sign(body, [SECRET], now - 301)],
-      // Well past the window: the requests before this one may take seconds on a busy machine.
-      ['330 s ahead', sign(body, [SECRET], now + 330)],
+      ['an hour ahead', sign(body, [SECRET], now + 3600)],
     ];
     const calls = await upstreamCallsDuring(async () => {
       for (const [name, signature] of refused) {
@@ -401,10 +405,9 @@ describe.skipIf(skip)('POST /webhooks/* — two processes, one Redis', () => {
     await bench.redis.command(['SET', `gw:{webhook:payment:${txRef}}`, 'dead', 'PX', '1000']);
     const sent = Date.now();
     expect((await notify(a, 'payment', JSON.stringify({ txRef }))).status).toBe(202);
-    const waited = await until(() => callsFor(txRef) === 1, 4000);
+    await until(() => callsFor(txRef) === 1, 4000);
     // Taken over once the lock expired, not before (the dead holder might still have been alive).
     expect(Date.now() - sent).toBeGreaterThanOrEqual(900);
-    expect(waited).toBeLessThan(4000);
   });
 
   it('kycStatus: emits at once, then the new level a KYC notification announces; FORBIDDEN for another user', async () => {

@@ -14,6 +14,7 @@ import {
   type Response,
 } from 'playwright-core';
 import { expect } from 'vitest';
+import { scaled } from './timeouts.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
@@ -61,8 +62,10 @@ export async function launchChromium(): Promise<TestBrowser> {
       '--no-first-run',
     ],
   });
-  // A locator that finds nothing fails in seconds, not after Playwright's default 30 s.
-  context.setDefaultTimeout(5000);
+  // A locator that finds nothing fails in seconds, not after Playwright's default 30 s; a page
+  // load (`page.goto`) waits as long, scaled for a busy machine.
+  context.setDefaultTimeout(scaled(5000));
+  context.setDefaultNavigationTimeout(scaled(15_000));
   return {
     context,
     close: async () => {
@@ -184,8 +187,8 @@ export async function expectNoSecrets(
 
 // playwright-core has no web-first assertions (those are @playwright/test's): vitest's
 // expect.poll retries the read until the matcher passes or the time is up.
-const POLL = { timeout: 10_000, interval: 50 };
-const QUICK = { timeout: 1000 };
+const POLL = { timeout: scaled(10_000), interval: 50 };
+const QUICK = { timeout: scaled(1000) };
 
 /** The element's text, polled: `await text(locator).toBe('…')`. */
 export function text(locator: Locator, timeout = POLL.timeout) {

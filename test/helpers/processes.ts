@@ -7,6 +7,7 @@ import { createClient as createSseClient } from 'graphql-sse';
 import { SignJWT } from 'jose';
 import { KYC_PUBLIC, KYC_SECRET, KYC_SLUG, PAYMENT_TOKEN, TEST_JWT_SECRET } from './gateway.ts';
 import { metric } from './metrics.ts';
+import { scaled } from './timeouts.ts';
 
 export interface GatewayProcess {
   url: string;
@@ -69,7 +70,7 @@ export async function spawnGateway(
     output += chunk.toString();
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  const until = Date.now() + 15_000;
+  const until = Date.now() + scaled(15_000);
   let url: string | undefined;
   while (!url) {
     url = /serving GraphQL at (http:\/\/127\.0\.0\.1:\d+)\/graphql/.exec(output)?.[1];
@@ -127,7 +128,7 @@ export async function query(
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
     body: JSON.stringify({ query: text }),
-    signal: AbortSignal.timeout(10_000),
+    signal: AbortSignal.timeout(scaled(10_000)),
   });
   return { status: response.status, body: (await response.json()) as never };
 }
@@ -213,7 +214,10 @@ export interface ExitedProcess {
  * Runs `node src/main.ts` with only `env` (and PATH, HOME) until it exits by itself, as a start
  * that settings must refuse. Killed by PID (code null) as soon as it serves instead, or after `ms`.
  */
-export async function runToExit(env: Record<string, string>, ms = 15_000): Promise<ExitedProcess> {
+export async function runToExit(
+  env: Record<string, string>,
+  ms = scaled(15_000),
+): Promise<ExitedProcess> {
   const child = spawn(process.execPath, ['src/main.ts'], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -250,7 +254,7 @@ export async function startMain(
   child.stdout?.on('data', (chunk: Buffer) => {
     out += chunk.toString();
   });
-  const until = Date.now() + 15_000;
+  const until = Date.now() + scaled(15_000);
   for (;;) {
     const found = pattern.exec(out)?.[1];
     if (found !== undefined) return { child, found, output: () => out };

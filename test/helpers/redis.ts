@@ -17,6 +17,7 @@ import {
   startFixture,
   startSettlingPayment,
 } from './fixture.ts';
+import { scaled } from './timeouts.ts';
 
 /** redis-server on the PATH, else Debian's place for it; undefined when absent. */
 function findRedisServer(): string | undefined {
@@ -128,7 +129,7 @@ export async function startRedis(options: RedisOptions = {}): Promise<TestRedis>
       ],
       { stdio: 'ignore' },
     );
-    await waitForPong(url, 5000);
+    await waitForPong(url, scaled(5000));
   };
   await start();
   return {

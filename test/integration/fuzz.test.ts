@@ -16,7 +16,6 @@
  * FUZZ_DUMP=<file> writes the whole failing request there as JSON (the report cuts it).
  */
 import { writeFileSync } from 'node:fs';
-import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import {
   type GraphQLArgument,
@@ -821,8 +820,6 @@ function describeRequest(request: FuzzRequest): string {
 
 let sandbox: Sandbox;
 let gateway: TestGateway;
-/** The same gateway with every request through Yoga's handler: the transports must agree. */
-let yogaOnly: TestGateway;
 const tokens: Partial<Record<Auth, string>> = {};
 /** Tokens without `sub` (a caller keyed by the token itself), for the connection transports. */
 const connectionTokens: Partial<Record<'noSub' | 'endUserNoSub', string>> = {};
@@ -850,7 +847,6 @@ beforeAll(async () => {
     sdkScriptUrl: 'https://sdk.kyc.example/v1/kyc.js',
   };
   gateway = await startGateway(upstreams, env);
-  yogaOnly = await startGateway(upstreams, { ...env, FAST_PATH: 'false' });
   tokens.full = await gateway.token();
   tokens.transactions = await gateway.token({ scope: 'transactions:read' });
   tokens.endUser = await gateway.token({ sub: 'usr_demo_tier1', scope: null });
@@ -870,7 +866,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await gateway?.close();
-  await yogaOnly?.close();
   await sandbox?.close();
 });
 
@@ -906,24 +901,6 @@ function resultProblems(result: unknown): string[] {
     }
   }
   return problems;
-}
-
-/** Headers both transports must set alike. */
-const COMPARED_HEADERS = [
-  'content-type',
-  'cache-control',
-  'x-content-type-options',
-  'www-authenticate',
-  'retry-after',
-  'allow',
-];
-
-function jsonOrText(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
 }
 
 async function send(request: FuzzRequest): Promise<string[]> {
@@ -975,35 +952,6 @@ async function send(request: FuzzRequest): Promise<string[]> {
   const allowed = REFUSED_AUTH.has(request.auth) ? 0 : MAX_RECORDS * MAX_ATTEMPTS + live;
   count(`upstream calls ${calls === 0 ? '0' : calls <= 10 ? '1-10' : '>10'}`);
   if (calls > allowed) problems.push(`${calls} upstream calls (at most ${allowed} allowed)`);
-
-  // The JSON transport and Yoga's handler answer a JSON POST alike: status and headers, and the
-  // body too when neither asked an upstream (whose answers change between two calls: flaky,
-  // slow and settling references).
-  if (request.method === 'POST' && /^application\/json/i.test(request.contentType ?? '')) {
-    const path = url.slice(gateway.url.length);
-    const otherBefore = sandbox.requests.length;
-    const other = await fetch(`${yogaOnly.url}${path}`, {
-      method: 'POST',
-      headers,
-      body: bodyOf(request),
-      redirect: 'manual',
-      signal: AbortSignal.timeout(MAX_RESPONSE_MS * 2),
-    });
-    const otherText = await other.text();
-    const upstreamFree = calls === 0 && sandbox.requests.length === otherBefore;
-    const shown = (r: Response, body: string) => ({
-      status: r.status,
-      headers: Object.fromEntries(COMPARED_HEADERS.map((name) => [name, r.headers.get(name)])),
-      body: upstreamFree ? jsonOrText(body) : '(asked an upstream)',
-    });
-    const [mine, theirs] = [shown(response, text), shown(other, otherText)];
-    count(`compared with Yoga's handler`);
-    if (!isDeepStrictEqual(mine, theirs)) {
-      problems.push(
-        `the transports disagree: JSON transport ${JSON.stringify(mine).slice(0, 600)} / Yoga ${JSON.stringify(theirs).slice(0, 600)}`,
-      );
-    }
-  }
 
   // Leaks, in the body and the headers.
   const everything = `${[...response.headers].map(([k, v]) => `${k}: ${v}`).join('\n')}\n${text}`;

@@ -1,5 +1,5 @@
 /**
- * `transactionStatus` over Server-Sent Events (GraphQL over SSE as Yoga serves it), against the
+ * `transactionStatus` over Server-Sent Events (GraphQL over SSE, graphql-sse's distinct connections), against the
  * sandbox's pending reference that turns successful.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';

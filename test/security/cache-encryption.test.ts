@@ -9,6 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../helpers/eventually.ts';
 import { type Fixture, kycBody, startFixture, transactionBody } from '../helpers/fixture.ts';
 import { dataOf, gql, startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { skipRedisTests, startRedis, type TestRedis } from '../helpers/redis.ts';
@@ -58,16 +59,14 @@ afterAll(async () => {
 
 /** A gateway on the shared Redis, once its cache answers (so a miss is never Redis's absence). */
 async function gatewayWith(env: Record<string, string>): Promise<TestGateway> {
+  // What is stored is checked exactly: a Redis command a busy machine delays past the default
+  // 250 ms would leave a record unstored (served, but only in memory).
   const gateway = await startGateway(
     { paymentUrl: payment.url, kycUrl: kyc.url },
-    { CACHE_URL: redis.url, ...env },
+    { CACHE_URL: redis.url, CACHE_COMMAND_TIMEOUT_MS: '5000', ...env },
   );
   gateways.push(gateway);
-  const until = Date.now() + 5000;
-  while ((await fetch(`${gateway.url}/readyz`)).status !== 200) {
-    if (Date.now() > until) throw new Error('the gateway did not become ready');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  await until(async () => (await fetch(`${gateway.url}/readyz`)).status === 200, 5000);
   return gateway;
 }
 

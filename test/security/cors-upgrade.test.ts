@@ -1,5 +1,5 @@
 /**
- * Issue 21, findings 10 and 11: with CORS_ORIGINS set, what the contract's browser clients send
+ * With CORS_ORIGINS set, what the gateway's browser clients send
  * passes the preflight (trace context, request ids, graphql-sse's token header, PUT and DELETE),
  * and CORS_ALLOWED_HEADERS adds headers; an `Upgrade` other than `websocket` (h2c) is served over
  * HTTP/1.1 as if it were absent.

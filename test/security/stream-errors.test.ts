@@ -1,5 +1,5 @@
 /**
- * Issue 21, finding 1: an error inside a subscription is that protocol's error event, the stream
+ * An error inside a subscription is that protocol's error event, the stream
  * ends cleanly, and the process keeps serving. Before, graphql-sse's single-connection mode let
  * the error reject its stream's pull: nothing handled it and the gateway exited. Each error a
  * stream can meet is driven over every streaming transport, on the wire and through the real

@@ -1,5 +1,5 @@
 /**
- * Contract §4: the upstream's word is not taken for whose record it is, and its bodies cannot
+ * The upstream's word is not taken for whose record it is, and its bodies cannot
  * stall the gateway. A KYC answer for another userRef, or a payment answer naming another txRef,
  * is UPSTREAM_BAD_RESPONSE; a body nested deeper than 64 levels or holding a number of more than
  * 100 characters is refused before any costly parse, while other requests go on being answered.

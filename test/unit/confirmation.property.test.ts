@@ -13,6 +13,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.ts';
 import type { OrderInput, PaymentProblem } from '../../src/graphql/generated/resolvers-types.ts';
+import type { UpstreamTransaction } from '../../src/model/records.ts';
 import { MemoryClaimStore } from '../../src/payments/claims.ts';
 import {
   compareWithOrder,
@@ -20,11 +21,7 @@ import {
   readOrder,
 } from '../../src/payments/confirmation.ts';
 import { readAnswer } from '../../src/upstream/clients.ts';
-import {
-  moneySourceReviver,
-  type UpstreamTransaction,
-  upstreamShapes,
-} from '../../src/upstream/shapes.ts';
+import { moneySourceReviver, upstreamShapes } from '../../src/upstream/shapes.ts';
 
 const SEED = process.env.CONFIRM_SEED ? Number(process.env.CONFIRM_SEED) : 20_261_125;
 const RUNS = process.env.CONFIRM_RUNS ? Number(process.env.CONFIRM_RUNS) : 2000;

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type LiveMessage, LiveMessages, type RejectReason } from '../../src/live/messages.ts';
-import type { UpstreamTransaction } from '../../src/upstream/shapes.ts';
+import type { UpstreamTransaction } from '../../src/model/records.ts';
 
 const CHANNEL = 'gw:live:events:NT-ONE1';
 const OTHER = 'gw:live:events:NT-TWO2';

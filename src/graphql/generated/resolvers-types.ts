@@ -1,5 +1,5 @@
 import type { GraphQLResolveInfo, GraphQLScalarType, GraphQLScalarTypeConfig } from 'graphql';
-import type { UpstreamTransaction, UpstreamCustomer, UpstreamCard, UpstreamKycUser, UpstreamKycLevel, UpstreamKycCheck } from '../../upstream/shapes.ts';
+import type { UpstreamTransaction, UpstreamCustomer, UpstreamCard, UpstreamKycUser, UpstreamKycLevel, UpstreamKycCheck } from '../../model/records.ts';
 import type { Money as MoneyRecord } from '../../model/money.ts';
 import type { GraphQLContext } from '../../context.ts';
 export type Maybe<T> = T | null;

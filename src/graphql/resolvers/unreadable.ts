@@ -3,7 +3,7 @@
  * gateway promises: `null` plus an error on that field only, never a guessed value.
  */
 import { UpstreamBadResponseError, type UpstreamName } from '../../errors.ts';
-import { isUnreadable, type Unreadable } from '../../upstream/shapes.ts';
+import { isUnreadable, type Unreadable } from '../../model/records.ts';
 
 /** The value as normalized; throws the field's error when it was unreadable. */
 export function readable<T>(

@@ -1,6 +1,6 @@
 import { BadUserInputError } from '../../../errors.ts';
 import { checkTxRef } from '../../../model/input.ts';
-import type { UpstreamTransaction } from '../../../upstream/shapes.ts';
+import type { UpstreamTransaction } from '../../../model/records.ts';
 import { positionRefusals } from '../../access.ts';
 import type { QueryResolvers } from '../../generated/resolvers-types.ts';
 

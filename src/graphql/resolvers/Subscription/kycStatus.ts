@@ -4,7 +4,7 @@
  * The polling and the pushed notifications are the live hub's (src/live/).
  */
 import { checkText } from '../../../model/input.ts';
-import type { UpstreamKycUser } from '../../../upstream/shapes.ts';
+import type { UpstreamKycUser } from '../../../model/records.ts';
 import type { SubscriptionResolvers } from '../../generated/resolvers-types.ts';
 
 type Payload = { kycStatus: UpstreamKycUser };

@@ -4,7 +4,7 @@
  * live hub's (src/live/): one poller per txRef, for this process or for the whole cluster.
  */
 import { checkTxRef } from '../../../model/input.ts';
-import type { UpstreamTransaction } from '../../../upstream/shapes.ts';
+import type { UpstreamTransaction } from '../../../model/records.ts';
 import type { SubscriptionResolvers } from '../../generated/resolvers-types.ts';
 
 type Payload = { transactionStatus: UpstreamTransaction };
