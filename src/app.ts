@@ -20,9 +20,8 @@ import type {
 import { createPersistedStore, trustedOperationNames } from './graphql/persisted.ts';
 import { perCallerKind, type RateLimiter, UNLIMITED } from './http/rate-limit.ts';
 import type { LiveDeps, LiveStatusHub } from './live/hub.ts';
-import { MemoryLiveStatusHub } from './live/memory-hub.ts';
 import { LiveMessages } from './live/messages.ts';
-import { RedisLiveStatusHub } from './live/redis-hub.ts';
+import { LiveHub } from './live/status-hub.ts';
 import { isTxRef } from './model/input.ts';
 import { ClusterMetrics } from './observability/cluster-metrics.ts';
 import { createLogger, type Logger } from './observability/logger.ts';
@@ -156,9 +155,7 @@ function clusterParts(
   const buckets = (rate: RateLimitConfig): TokenBuckets =>
     rate.rps === 0 ? UNLIMITED : state.buckets(rate);
   return {
-    live: state.shared
-      ? new RedisLiveStatusHub(live, state, messages)
-      : new MemoryLiveStatusHub(live),
+    live: new LiveHub(live, state, messages),
     rateLimiter: perCallerKind({
       endUser: buckets(config.rateLimit),
       service: buckets(config.rateLimit.service),

@@ -3,20 +3,16 @@
  * per record, whatever the number of subscribers, fanning its results out to all of them; and
  * records pushed by signed notifications (src/webhooks/), handed to the same subscribers at once.
  *
- * Two implementations: {@link MemoryLiveStatusHub} (one process: a poller per record in this
- * process) and {@link RedisLiveStatusHub} (a cluster: one poller per record for all replicas,
- * elected by a Redis lock, its results and the pushed records fanned out by Redis pub/sub). This
- * module holds what both share: the kinds of record, the subscriber's side of a watch, and the
- * poll loop.
+ * The hub itself is live/status-hub.ts (one hub over the state layer: this process alone is a
+ * cluster of one). This module holds its parts: the kinds of record, the settings, the clock
+ * and the poll loop.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RecordSources } from '../cache/sources.ts';
-import { BadUserInputError, type ErrorCode, GatewayError, UpstreamError } from '../errors.ts';
+import { type ErrorCode, GatewayError, UpstreamError } from '../errors.ts';
 import type { UpstreamKycUser, UpstreamTransaction } from '../model/records.ts';
 import { isFinalStatus } from '../model/status.ts';
-import { outsideRequests } from '../observability/request-context.ts';
 import { hashedKeyPart } from '../state/redis.ts';
-import { type LiveSlots, MemoryLiveSlots } from './slots.ts';
 
 /** A record a live subscription follows. */
 export type LiveRecord = UpstreamTransaction | UpstreamKycUser;
@@ -117,10 +113,35 @@ export interface LiveObserver {
   pushed?(source: LiveSource, delayMs: number, count: number): void;
 }
 
+/**
+ * The hub's time: its clock, its waits and its beats. Tests pass a fake one and move it; the
+ * state the hub runs over reads the same clock.
+ */
+export interface LiveClock {
+  now(): number;
+  /** Resolves after `ms`, or as soon as `signal` aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /** Calls `tick` every `ms` until the function returned is called; keeps no process alive. */
+  every(ms: number, tick: () => void): () => void;
+}
+
+/** The process's clock and timers. */
+export const systemClock: LiveClock = {
+  now: () => Date.now(),
+  sleep: (ms, signal) => sleep(ms, undefined, { signal }).catch(() => undefined),
+  every: (ms, tick) => {
+    const timer = setInterval(tick, ms);
+    timer.unref();
+    return () => clearInterval(timer);
+  },
+};
+
 export interface LiveDeps {
   sources: RecordSources;
   settings: LiveSettings;
   observer?: LiveObserver;
+  /** {@link systemClock} when absent. */
+  clock?: LiveClock;
 }
 
 /** Follows records: transactions until a final status, KYC users until the watch time ends. */
@@ -145,175 +166,6 @@ export interface LiveStatusHub {
   push(source: LiveSource, id: string, record: LiveRecord, pushedAt: number): Promise<void>;
   /** Stops every poller and ends every watch (graceful shutdown). */
   close(): Promise<void>;
-}
-
-const WATCH_TIME_OVER = 'The transaction did not reach a final status within the watch time.';
-const SHUTTING_DOWN = 'The gateway is shutting down; subscribe again.';
-
-/** Events waiting for one subscriber, read one at a time. */
-class Inbox {
-  readonly #events: LiveEvent[] = [];
-  #wake: (() => void) | undefined;
-
-  push = (event: LiveEvent): void => {
-    this.#events.push(event);
-    this.#wake?.();
-  };
-
-  /** The next event; `aborted` when the signal fires, `timeout` at the deadline (epoch ms). */
-  async next(signal: AbortSignal, deadline: number): Promise<LiveEvent | 'aborted' | 'timeout'> {
-    for (;;) {
-      if (signal.aborted) return 'aborted';
-      const event = this.#events.shift();
-      if (event) return event;
-      const left = deadline - Date.now();
-      if (left <= 0) return 'timeout';
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, left);
-        signal.addEventListener('abort', done, { once: true });
-        this.#wake = done;
-        function done() {
-          clearTimeout(timer);
-          signal.removeEventListener('abort', done);
-          resolve();
-        }
-      });
-      this.#wake = undefined;
-    }
-  }
-}
-
-/**
- * The subscriber's side, common to both hubs: a first read (through the cache, so that many
- * subscribers cost one upstream call), then the poller's and the notifications' events.
- */
-export abstract class LiveHubBase implements LiveStatusHub {
-  protected readonly deps: LiveDeps;
-  protected closed = false;
-  readonly #inboxes = new Set<Inbox>();
-  /** Watches open per caller: in this process, or across replicas (Redis). */
-  readonly #slots: LiveSlots;
-
-  constructor(deps: LiveDeps, slots: LiveSlots = new MemoryLiveSlots()) {
-    this.deps = deps;
-    this.#slots = slots;
-  }
-
-  /**
-   * Starts delivering the record's events to `listener` (and makes sure someone polls it);
-   * resolves, once listening, to the function that stops.
-   */
-  protected abstract join(
-    kind: LiveKind<LiveRecord>,
-    id: string,
-    listener: LiveListener,
-  ): Promise<() => void>;
-
-  abstract push(
-    source: LiveSource,
-    id: string,
-    record: LiveRecord,
-    pushedAt: number,
-  ): Promise<void>;
-
-  watch(txRef: string, signal: AbortSignal, caller: string): AsyncGenerator<UpstreamTransaction> {
-    return this.#watch(TRANSACTION, txRef, signal, caller);
-  }
-
-  watchKyc(userRef: string, signal: AbortSignal, caller: string): AsyncGenerator<UpstreamKycUser> {
-    return this.#watch(KYC, userRef, signal, caller);
-  }
-
-  async *#watch<T extends LiveRecord>(
-    kind: LiveKind<T>,
-    id: string,
-    signal: AbortSignal,
-    caller: string,
-  ): AsyncGenerator<T> {
-    if (this.closed) throw new GatewayError('UPSTREAM_UNAVAILABLE', SHUTTING_DOWN);
-    const max = this.deps.settings.maxPerCaller;
-    const release = await this.#slots.take(caller, max);
-    if (!release) {
-      throw new GatewayError(
-        'RATE_LIMITED',
-        `This caller already follows ${max} records; end one before starting another.`,
-      );
-    }
-    try {
-      yield* this.#follow(kind, id, signal);
-    } finally {
-      release();
-    }
-  }
-
-  async *#follow<T extends LiveRecord>(
-    kind: LiveKind<T>,
-    id: string,
-    signal: AbortSignal,
-  ): AsyncGenerator<T> {
-    const { sources, settings, observer } = this.deps;
-    const deadline = Date.now() + settings.maxWatchMs;
-    let record = await kind.read(sources, id, false);
-    // A final record ends the stream, and is what a merchant acts on: it is asked of the upstream
-    // now, never taken from the cache (a payment stored as SUCCESSFUL may since have been reversed).
-    if (record !== null && kind.isFinal(record)) record = await kind.read(sources, id, true);
-    if (record === null) throw new BadUserInputError(kind.unknown);
-    if (kind.isFinal(record)) {
-      yield record;
-      return;
-    }
-    const inbox = new Inbox();
-    this.#inboxes.add(inbox);
-    observer?.subscribers(1);
-    // The poller this may start serves every subscriber of the record, not this request alone.
-    const leave = await outsideRequests(() =>
-      this.join(kind as LiveKind<LiveRecord>, id, inbox.push),
-    );
-    try {
-      // Read again now that events are coming: a change published between the first read and
-      // joining is in the cache (pollers write it before they publish).
-      record = (await kind.read(sources, id, false).catch(() => record)) ?? record;
-      let version = kind.version(record);
-      yield record;
-      while (!kind.isFinal(record)) {
-        const event = await inbox.next(signal, deadline);
-        if (event === 'aborted') return;
-        if (event === 'timeout') {
-          if (kind.endsWithError) throw new GatewayError('UPSTREAM_TIMEOUT', WATCH_TIME_OVER);
-          return;
-        }
-        if (event.type === 'error') throw new GatewayError(event.code, event.message);
-        // The hub delivers a topic's events only to that topic's watches: records of this kind.
-        const next = event.record as T;
-        const nextVersion = kind.version(next);
-        if (nextVersion !== version) {
-          version = nextVersion;
-          record = next;
-          yield next;
-        }
-      }
-    } finally {
-      leave();
-      this.#inboxes.delete(inbox);
-      observer?.subscribers(-1);
-    }
-  }
-
-  /** Ends the watches still open (their streams end with an error saying why). */
-  protected endWatches(): void {
-    this.closed = true;
-    for (const inbox of this.#inboxes) {
-      inbox.push({ type: 'error', code: 'UPSTREAM_UNAVAILABLE', message: SHUTTING_DOWN });
-    }
-  }
-
-  /** Counts a pushed record handed to `count` local subscribers. */
-  protected observePush(source: LiveSource, event: LiveEvent, count: number): void {
-    if (event.type !== 'record' || event.pushedAt === undefined || count === 0) return;
-    this.deps.observer?.pushed?.(source, Math.max(0, Date.now() - event.pushedAt), count);
-  }
-
-  abstract close(): Promise<void>;
 }
 
 export interface PollOptions {
@@ -345,25 +197,22 @@ export interface Poller {
  * covered the record. A passing upstream failure does not end the watch.
  */
 export function startPoller(deps: LiveDeps, options: PollOptions): Poller {
-  const { sources, settings, observer } = deps;
+  const { sources, settings, observer, clock = systemClock } = deps;
   const { kind, id, signal, publish } = options;
   let delay = options.firstDelayMs;
-  let nextAt = Date.now() + delay;
+  let nextAt = clock.now() + delay;
   let factor = 1;
   let last: string | undefined;
   const interval = (): number =>
-    Date.now() - options.startedAt > 60_000
+    clock.now() - options.startedAt > 60_000
       ? Math.min(Math.max(delay, settings.pollMs) * 2, settings.maxPollMs)
       : settings.pollMs;
   const run = async (): Promise<void> => {
     for (;;) {
       // A push may move `nextAt` on while this sleeps: sleep again until it is reached.
-      for (let wait = nextAt - Date.now(); wait > 0; wait = nextAt - Date.now()) {
-        try {
-          await sleep(wait, undefined, { signal });
-        } catch {
-          return;
-        }
+      for (let wait = nextAt - clock.now(); wait > 0; wait = nextAt - clock.now()) {
+        await clock.sleep(wait, signal);
+        if (signal.aborted) return;
       }
       if (signal.aborted) return;
       let record: LiveRecord | null | undefined;
@@ -396,7 +245,7 @@ export function startPoller(deps: LiveDeps, options: PollOptions): Poller {
         if (kind.isFinal(record)) return;
       }
       delay = interval();
-      nextAt = Date.now() + delay * factor;
+      nextAt = clock.now() + delay * factor;
     }
   };
   return {
@@ -404,7 +253,7 @@ export function startPoller(deps: LiveDeps, options: PollOptions): Poller {
     pushed: (record) => {
       last = kind.version(record);
       factor = Math.max(1, settings.pushedPollFactor ?? 1);
-      nextAt = Math.max(nextAt, Date.now() + Math.max(delay, settings.pollMs) * factor);
+      nextAt = Math.max(nextAt, clock.now() + Math.max(delay, settings.pollMs) * factor);
     },
   };
 }

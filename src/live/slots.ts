@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import type { SharedState } from '../state/index.ts';
 import { hashedKeyPart } from '../state/redis.ts';
+import { type LiveClock, systemClock } from './hub.ts';
 
 /** Gives a caller's slot back (once; later calls do nothing). */
 export type Release = () => void;
@@ -56,15 +57,6 @@ export class CallerSlots {
   }
 }
 
-/** Live slots counted in this process. */
-export class MemoryLiveSlots implements LiveSlots {
-  readonly #slots = new CallerSlots();
-
-  async take(caller: string, max: number): Promise<Release | undefined> {
-    return this.#slots.take(caller, max);
-  }
-}
-
 /** How long a slot lives in Redis without being renewed. */
 export const SLOT_TTL_MS = 30_000;
 
@@ -77,10 +69,12 @@ export class SharedLiveSlots implements LiveSlots {
   readonly #state: SharedState;
   readonly #local = new CallerSlots();
   readonly #ttlMs: number;
+  readonly #clock: LiveClock;
 
-  constructor(state: SharedState, ttlMs = SLOT_TTL_MS) {
+  constructor(state: SharedState, ttlMs = SLOT_TTL_MS, clock: LiveClock = systemClock) {
     this.#state = state;
     this.#ttlMs = ttlMs;
+    this.#clock = clock;
   }
 
   async take(caller: string, max: number): Promise<Release | undefined> {
@@ -96,16 +90,14 @@ export class SharedLiveSlots implements LiveSlots {
     if (!taken) return undefined;
     const quietly = (work: () => Promise<void>) =>
       void this.#state.orLocally('live_slots', work, () => undefined);
-    const renew = setInterval(
-      () => quietly(() => lapsing.renew(set, id, this.#ttlMs)),
-      this.#ttlMs / 3,
+    const stopRenewing = this.#clock.every(this.#ttlMs / 3, () =>
+      quietly(() => lapsing.renew(set, id, this.#ttlMs)),
     );
-    renew.unref();
     let given = false;
     return () => {
       if (given) return;
       given = true;
-      clearInterval(renew);
+      stopRenewing();
       quietly(() => lapsing.remove(set, id));
     };
   }

@@ -62,6 +62,11 @@ export interface SharedState {
     shared: () => Promise<T>,
     local: () => T | Promise<T>,
   ): Promise<T>;
+  /**
+   * The full name of a key or channel made of `parts` (under the configured prefix in Redis),
+   * for a channel's codec, which binds each message to the name.
+   */
+  key(...parts: string[]): string;
   /** The connection, for the parts that still speak to Redis directly; undefined in memory. */
   readonly redis: RedisConnection | undefined;
 }
@@ -78,6 +83,7 @@ export function memoryState(now: () => number = () => Date.now()): SharedState {
     buckets: (rate) => new MemoryTokenBuckets(rate, now),
     windows: (windowMs, most) => new MemoryWindowCounters(windowMs, most, now),
     orLocally: (_component, shared) => shared(),
+    key: (...parts) => parts.join(':'),
     redis: undefined,
   };
 }
@@ -122,6 +128,7 @@ export function redisState(redis: RedisConnection): SharedState {
         return local();
       }
     },
+    key: (...parts) => redis.key(...parts),
     redis,
   };
   return state;

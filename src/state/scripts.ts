@@ -154,22 +154,6 @@ redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
 return 1
 `);
 
-/**
- * The live poller's beat. KEYS: the poller's lock, the set of watches (a lapsing set of
- * state/lapsing.ts). ARGV: the replica's id, lock ms, channel, heartbeat message. Renews the lock
- * when this replica holds it (or it is free), drops lapsed watches and publishes the heartbeat.
- * Reply: -1 another replica holds the lock; else the number of watches left.
- */
-export const BEAT = luaScript(`
-local owner = redis.call('GET', KEYS[1])
-if owner and owner ~= ARGV[1] then return -1 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-${NOW}redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-local watches = redis.call('ZCARD', KEYS[2])
-redis.call('PUBLISH', ARGV[3], ARGV[4])
-return watches
-`);
-
 // ---------------------------------------------------------------------------------------------
 // Persisted documents (graphql/persisted.ts)
 

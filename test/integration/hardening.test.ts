@@ -10,12 +10,14 @@ import type { Sandbox } from '../../sandbox/index.ts';
 import { UNCHECKED_VIEWER } from '../../src/auth.ts';
 import { TransactionDocument, TransactionsDocument } from '../../src/client/generated/graphql.ts';
 import { loadTrustedDocuments } from '../../src/graphql/persisted.ts';
-import { MemoryLiveStatusHub } from '../../src/live/memory-hub.ts';
+import { LiveMessages } from '../../src/live/messages.ts';
+import { LiveHub } from '../../src/live/status-hub.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { GatewayMetrics } from '../../src/observability/metrics.ts';
 import { MemoryClaimStore } from '../../src/payments/claims.ts';
 import { PaymentConfirmations } from '../../src/payments/confirmation.ts';
 import { createGateway } from '../../src/server.ts';
+import { memoryState } from '../../src/state/index.ts';
 import { advanceWallClock } from '../helpers/clock.ts';
 import {
   codesOf,
@@ -351,16 +353,20 @@ describe('error masking', () => {
         corsOrigins: [],
         rateLimiter: { take: () => ({ allowed: true, retryAfterSeconds: 0 }) },
         persistedStore: { get: async () => undefined, register: async () => false },
-        live: new MemoryLiveStatusHub({
-          sources: failing,
-          settings: {
-            pollMs: 1000,
-            maxPollMs: 1000,
-            maxWatchMs: 1000,
-            heartbeatMs: 1000,
-            maxPerCaller: 10,
+        live: new LiveHub(
+          {
+            sources: failing,
+            settings: {
+              pollMs: 1000,
+              maxPollMs: 1000,
+              maxWatchMs: 1000,
+              heartbeatMs: 1000,
+              maxPerCaller: 10,
+            },
           },
-        }),
+          memoryState(),
+          new LiveMessages(undefined, () => {}),
+        ),
         confirmations: new PaymentConfirmations(new MemoryClaimStore(60_000), () => {}),
         close: async () => {},
       });
