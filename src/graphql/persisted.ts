@@ -24,9 +24,7 @@ import { LRUCache } from 'lru-cache';
 import { Sealer, type SealKeys } from '../cache/seal.ts';
 import type { TrustedDocumentsMode } from '../config.ts';
 import { requestError } from '../errors.ts';
-import type { SharedState } from '../state/index.ts';
-import { hashedKeyPart } from '../state/redis.ts';
-import { REGISTER_DOCUMENT } from '../state/scripts.ts';
+import { hashedKeyPart, type SharedState } from '../state/index.ts';
 
 /** Where registered documents are kept (by hex SHA-256). */
 export interface PersistedStore {
@@ -85,7 +83,7 @@ export function createPersistedStore(options: {
   encryption?: SealKeys;
 }): PersistedStore {
   const { bounds, state } = options;
-  const { redis } = state;
+  const { documents } = state;
   const local = new LRUCache<string, { query: string; touched: number }>({
     max: 100_000,
     maxSize: Math.max(1, bounds.maxBytes),
@@ -93,9 +91,6 @@ export function createPersistedStore(options: {
   });
   const sealer = options.encryption && new Sealer(options.encryption);
   const registrations = state.windows(MINUTE_MS, bounds.registrationsPerMinute);
-  const documentKey = (hash: string) => redis?.key('apq', 'doc', hash) ?? hash;
-  const lru = redis?.key('apq', 'lru') ?? '';
-  const bytes = redis?.key('apq', 'bytes') ?? '';
 
   /** Whether the caller may register one more new document now. */
   async function allowed(caller: string): Promise<boolean> {
@@ -103,35 +98,33 @@ export function createPersistedStore(options: {
     return registrations.take(`apq:reg:${hashedKeyPart(caller)}`);
   }
 
-  /** Marks a document used in Redis (at most once a minute per process). */
+  /** Marks a document used in the shared store (at most once a minute per process). */
   function touch(hash: string, entry: { touched: number }): void {
     const now = Date.now();
-    if (!redis || now - entry.touched < TOUCH_EVERY_MS) return;
+    if (!state.shared || now - entry.touched < TOUCH_EVERY_MS) return;
     entry.touched = now;
-    redis
-      .run((client) => client.zAdd(lru, { score: now, value: hash }, { XX: true }))
-      .catch(() => redis.failed('apq'));
+    void state.orLocally(
+      'apq',
+      () => documents.touch(hash, now),
+      () => undefined,
+    );
   }
 
   /**
-   * The document from Redis (kept in this process too); `unreadable` for a value that does not
-   * open (sealed with a key no longer held, altered, clear while a key is set): it is replaced
-   * by the next registration. Undefined when absent, or when Redis fails.
+   * The document from the shared store (kept in this process too); `unreadable` for a value
+   * that does not open (sealed with a key no longer held, altered, clear while a key is set): it
+   * is replaced by the next registration. Undefined when absent, or when the store fails.
    */
-  async function fromRedis(hash: string): Promise<string | 'unreadable' | undefined> {
-    if (!redis) return undefined;
-    const key = documentKey(hash);
-    let stored: string | null;
-    try {
-      stored = await redis.run((client) => client.get(key));
-    } catch {
-      redis.failed('apq');
-      return undefined;
-    }
-    if (stored === null) return undefined;
+  async function fromShared(hash: string): Promise<string | 'unreadable' | undefined> {
+    const stored = await state.orLocally(
+      'apq',
+      () => documents.get(hash),
+      () => undefined,
+    );
+    if (stored === undefined) return undefined;
     let query: string;
     try {
-      query = sealer ? sealer.open(key, stored) : stored;
+      query = sealer ? sealer.open(documents.name(hash), stored) : stored;
     } catch {
       return 'unreadable';
     }
@@ -149,7 +142,7 @@ export function createPersistedStore(options: {
         touch(hash, held);
         return held.query;
       }
-      const stored = await fromRedis(hash);
+      const stored = await fromShared(hash);
       return stored === 'unreadable' ? undefined : stored;
     },
     async register(hash, query, caller) {
@@ -158,25 +151,18 @@ export function createPersistedStore(options: {
         touch(hash, held);
         return true;
       }
-      const stored = await fromRedis(hash);
+      const stored = await fromShared(hash);
       if (stored !== undefined && stored !== 'unreadable') return true;
       if (!(await allowed(caller))) return false;
       local.set(hash, { query, touched: Date.now() });
-      if (!redis) return true;
-      try {
-        const key = documentKey(hash);
-        const sealed = sealer ? sealer.seal(key, query) : query;
-        const replace = stored === 'unreadable' ? '1' : '0';
-        const reply = await redis.script(
-          REGISTER_DOCUMENT,
-          [key, lru, bytes],
-          [sealed, String(Date.now()), String(bounds.maxBytes), hash, documentKey(''), replace],
-        );
-        return Number(reply) !== 0;
-      } catch {
-        redis.failed('apq');
-        return true;
-      }
+      const sealed = sealer ? sealer.seal(documents.name(hash), query) : query;
+      const registered = await state.orLocally(
+        'apq',
+        () =>
+          documents.register(hash, sealed, Date.now(), bounds.maxBytes, stored === 'unreadable'),
+        () => 'stored' as const,
+      );
+      return registered !== 'too-large';
     },
   };
 }

@@ -12,7 +12,7 @@ import type { RecordSources } from '../cache/sources.ts';
 import { type ErrorCode, GatewayError, UpstreamError } from '../errors.ts';
 import type { UpstreamKycUser, UpstreamTransaction } from '../model/records.ts';
 import { isFinalStatus } from '../model/status.ts';
-import { hashedKeyPart } from '../state/redis.ts';
+import { hashedKeyPart } from '../state/index.ts';
 
 /** A record a live subscription follows. */
 export type LiveRecord = UpstreamTransaction | UpstreamKycUser;

@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { SharedState } from '../state/index.ts';
-import { hashedKeyPart } from '../state/redis.ts';
+import { hashedKeyPart } from '../state/index.ts';
 import { type LiveClock, systemClock } from './hub.ts';
 
 /** Gives a caller's slot back (once; later calls do nothing). */

@@ -9,6 +9,7 @@
 
 import type { Sealer } from '../cache/seal.ts';
 import { type Channels, MemoryChannels, RedisChannels } from './channel.ts';
+import { memoryDocuments, RedisDocuments, type SharedDocuments } from './documents.ts';
 import { type LapsingSets, MemoryLapsingSets, RedisLapsingSets } from './lapsing.ts';
 import { type Leases, MemoryLeases, RedisLeases } from './lease.ts';
 import { MemorySetOnce, RedisSetOnce, type SetOnce } from './once.ts';
@@ -31,6 +32,8 @@ import {
 } from './records.ts';
 import type { RedisConnection } from './redis.ts';
 
+export { hashedKeyPart } from './redis.ts';
+
 export interface SharedState {
   /** True when the state is shared with other replicas (Redis). */
   readonly shared: boolean;
@@ -43,6 +46,8 @@ export interface SharedState {
   readonly once: SetOnce;
   readonly lapsing: LapsingSets;
   readonly channels: Channels;
+  /** Persisted documents, bounded for the cluster (none kept in memory: see state/documents.ts). */
+  readonly documents: SharedDocuments;
   /**
    * Token buckets at `rate`. When Redis fails, a take is allowed (an outage of the shared
    * counters must not become an outage of the gateway) and counted as `rate_limit`.
@@ -80,6 +85,7 @@ export function memoryState(now: () => number = () => Date.now()): SharedState {
     once: new MemorySetOnce(now),
     lapsing: new MemoryLapsingSets(now),
     channels: new MemoryChannels(),
+    documents: memoryDocuments,
     buckets: (rate) => new MemoryTokenBuckets(rate, now),
     windows: (windowMs, most) => new MemoryWindowCounters(windowMs, most, now),
     orLocally: (_component, shared) => shared(),
@@ -97,6 +103,7 @@ export function redisState(redis: RedisConnection): SharedState {
     once: new RedisSetOnce(redis),
     lapsing: new RedisLapsingSets(redis),
     channels: new RedisChannels(redis),
+    documents: new RedisDocuments(redis),
     buckets: (rate) => {
       const shared = new RedisTokenBuckets(redis, rate);
       return {
