@@ -6,8 +6,9 @@
  * acknowledged marker, which every replica adopts at its next confirmation. What to check first
  * is in docs/payments.md: the claims that were lost are not brought back by this.
  */
-import { acknowledgeLedger, readDurability, readLedger } from '../src/payments/claims.ts';
+import { CLAIMS_NAMESPACE } from '../src/payments/claims.ts';
 import { readSetting } from '../src/settings.ts';
+import { RedisLedger } from '../src/state/claims.ts';
 import { RedisConnection } from '../src/state/redis.ts';
 
 /** What the marker says, in words. */
@@ -41,9 +42,10 @@ async function main(argv: string[]): Promise<number> {
       console.error('Redis did not answer (CACHE_URL): nothing done.');
       return 1;
     }
-    const marker = await readLedger(connection);
+    const ledger = new RedisLedger(connection, CLAIMS_NAMESPACE);
+    const marker = await ledger.marker();
     console.log(`claims ledger: ${describe(marker)}`);
-    const durability = await readDurability(connection);
+    const durability = await ledger.durability();
     if (!durability.readable) console.log(`durability: not readable (${durability.reason})`);
     else {
       const { appendonly, appendfsync, maxmemoryPolicy, risks } = durability;
@@ -58,7 +60,7 @@ async function main(argv: string[]): Promise<number> {
       );
       return 0;
     }
-    await acknowledgeLedger(connection);
+    await ledger.acknowledge();
     console.log('acknowledged: every replica confirms again from its next confirmation.');
     return 0;
   } finally {

@@ -29,13 +29,14 @@ import { GatewayMetrics } from './observability/metrics.ts';
 import { type ThrottledWarn, throttledWarn } from './observability/throttled-log.ts';
 import type { Tracing } from './observability/tracing.ts';
 import {
+  CLAIMS_NAMESPACE,
   type ClaimStore,
-  type LedgerReport,
   MemoryClaimStore,
   RedisClaimStore,
 } from './payments/claims.ts';
 import { PaymentConfirmations } from './payments/confirmation.ts';
 import { createGateway, type Gateway } from './server.ts';
+import { type LedgerReport, RedisLedger } from './state/claims.ts';
 import { memoryState, redisState, type SharedState } from './state/index.ts';
 import type { TokenBuckets } from './state/quota.ts';
 import { RedisConnection } from './state/redis.ts';
@@ -177,7 +178,7 @@ function claimStore(
   if (redis) {
     const { encryption } = config.cache;
     const store = new RedisClaimStore(
-      redis,
+      new RedisLedger(redis, CLAIMS_NAMESPACE),
       retentionMs,
       encryption && new Sealer(encryption),
       () => logger.error(LEDGER_LOST_LINE),

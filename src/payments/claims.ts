@@ -23,10 +23,9 @@
  * this process's memory are refused the same way in production, unless `ALLOW_MEMORY_CLAIMS`.
  */
 
-import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors.ts';
-import { hashedKeyPart, type RedisConnection } from '../state/redis.ts';
-import { CHECK_LEDGER, CLAIM, type LuaScript, READ_CLAIM } from '../state/scripts.ts';
+import type { Ledgered, LedgerReport, RedisLedger } from '../state/claims.ts';
+import { hashedKeyPart } from '../state/index.ts';
 
 /** Seals values at rest and opens them, bound to their place (the cache's AES-256-GCM). */
 export interface ValueSeal {
@@ -138,80 +137,34 @@ export class MemoryClaimStore implements ClaimStore {
   }
 }
 
-/** The form of the claims' keys and values; another form is another key. */
-const CLAIM_FORMAT = 'v1';
-
-/** What a replica finds of the ledger and of Redis's durability, for the logs. */
-export interface LedgerReport {
-  /** `new`: no marker was there (first start, or a store emptied before this start). */
-  ledger: 'new' | 'kept' | 'lost' | 'acknowledged';
-  /** What `CONFIG GET` says, or why it could not be read. */
-  durability: Durability;
-}
-
-/** Redis's durability as far as `CONFIG GET` tells it. */
-export type Durability =
-  | { readable: false; reason: string }
-  | {
-      readable: true;
-      appendonly: string;
-      appendfsync: string;
-      maxmemoryPolicy: string;
-      /** What in it can lose claims; empty when nothing. */
-      risks: string[];
-    };
-
 /**
- * Reads `appendonly`, `appendfsync` and `maxmemory-policy`. Claims need the append-only file
- * (snapshots alone lose what came after the last one) and no eviction (claims carry a TTL, so
- * a `volatile-*` policy evicts them first). Managed Redis often refuses `CONFIG`: then it says so.
+ * The claims' keys, `<prefix>:confirm:v1:…` (`v1`: the form of keys and values; another form is
+ * another key), for the store and for `npm run claims:acknowledge`.
  */
-export async function readDurability(connection: RedisConnection): Promise<Durability> {
-  let reply: Record<string, string>;
-  try {
-    reply = await connection.run((client) =>
-      client.configGet(['appendonly', 'appendfsync', 'maxmemory-policy']),
-    );
-  } catch (error) {
-    const reason = error instanceof Error ? error.message.slice(0, 120) : 'unknown';
-    return { readable: false, reason };
-  }
-  const appendonly = reply.appendonly ?? 'unknown';
-  const appendfsync = reply.appendfsync ?? 'unknown';
-  const maxmemoryPolicy = reply['maxmemory-policy'] ?? 'unknown';
-  const risks: string[] = [];
-  if (appendonly !== 'yes') risks.push('appendonly is not yes: a restart loses claims');
-  else if (appendfsync === 'no') risks.push('appendfsync no: a crash may lose recent claims');
-  if (maxmemoryPolicy !== 'noeviction') {
-    risks.push(`maxmemory-policy ${maxmemoryPolicy}: claims may be evicted under memory pressure`);
-  }
-  return { readable: true, appendonly, appendfsync, maxmemoryPolicy, risks };
-}
+export const CLAIMS_NAMESPACE = ['confirm', 'v1'] as const;
 
-/** The ledger scripts' first arguments: the marker seen, a new one, the lost one. */
-function ledgerArgs(seen: string): [string, string, string] {
-  return [seen, `e:${randomUUID()}`, `lost:${new Date().toISOString()}`];
-}
-
-/** Claims in Redis (`CACHE_URL`), shared by every replica. */
+/** Claims in Redis (`CACHE_URL`), shared by every replica, through the state's ledger. */
 export class RedisClaimStore implements ClaimStore {
-  readonly #connection: RedisConnection;
+  readonly #ledger: RedisLedger;
   readonly #retentionMs: number;
   readonly #seal: ValueSeal | undefined;
   readonly #onLost: () => void;
   /** The ledger marker this replica saw; '' until it has seen one. */
   #seen = '';
-  /** Whether the last script found the ledger lost (to tell `onLost` once per loss). */
+  /** Whether the last step found the ledger lost (to tell `onLost` once per loss). */
   #lost = false;
 
-  /** `onLost`: told once each time this replica finds the ledger lost (for a loud log line). */
+  /**
+   * `ledger`: the state's ledger under {@link CLAIMS_NAMESPACE}. `onLost`: told once each time
+   * this replica finds the ledger lost (for a loud log line).
+   */
   constructor(
-    connection: RedisConnection,
+    ledger: RedisLedger,
     retentionMs: number,
     seal?: ValueSeal,
     onLost: () => void = () => {},
   ) {
-    this.#connection = connection;
+    this.#ledger = ledger;
     this.#retentionMs = retentionMs;
     this.#seal = seal;
     this.#onLost = onLost;
@@ -219,7 +172,7 @@ export class RedisClaimStore implements ClaimStore {
 
   /** `<prefix>:confirm:v1:<hash of the txRef>`: no reference in clear. */
   key(txRef: string): string {
-    return this.#connection.key('confirm', CLAIM_FORMAT, hashedKeyPart(txRef));
+    return this.#ledger.name(hashedKeyPart(txRef));
   }
 
   async claim(txRef: string, orderId: string): Promise<boolean> {
@@ -227,14 +180,16 @@ export class RedisClaimStore implements ClaimStore {
     const claim: Claim = { orderId, confirmedAt: Date.now() };
     const text = JSON.stringify(claim);
     const value = this.#seal ? this.#seal.seal(key, text) : text;
-    const held = await this.#ledgered(CLAIM, key, [value, String(this.#retentionMs)]);
+    const held = await this.#ledgered(() =>
+      this.#ledger.setOnce(hashedKeyPart(txRef), this.#seen, value, this.#retentionMs),
+    );
     if (held === undefined) return true;
     return this.#open(key, held).orderId === orderId;
   }
 
   async heldByAnother(txRef: string, orderId: string): Promise<boolean> {
     const key = this.key(txRef);
-    const held = await this.#ledgered(READ_CLAIM, key, []);
+    const held = await this.#ledgered(() => this.#ledger.get(hashedKeyPart(txRef), this.#seen));
     return held !== undefined && this.#open(key, held).orderId !== orderId;
   }
 
@@ -244,23 +199,20 @@ export class RedisClaimStore implements ClaimStore {
    */
   async inspect(): Promise<LedgerReport> {
     const before = this.#seen;
-    const args = ledgerArgs(before);
-    const marker = this.#adopt(
-      await this.#connection.script(CHECK_LEDGER, [ledgerKey(this.#connection)], args),
-    );
+    const { marker: found, created } = await this.#ledger.check(before);
+    const marker = this.#adopt(found);
     const ledger = marker.startsWith('lost:')
       ? 'lost'
-      : marker === args[1]
+      : created
         ? 'new'
         : before !== '' && marker !== before
           ? 'acknowledged'
           : 'kept';
-    return { ledger, durability: await readDurability(this.#connection) };
+    return { ledger, durability: await this.#ledger.durability() };
   }
 
-  /** Remembers the marker a script left (and tells of a loss found); returns it. */
-  #adopt(reply: unknown): string {
-    const marker = Array.isArray(reply) && typeof reply[0] === 'string' ? reply[0] : '';
+  /** Remembers the marker a step left (and tells of a loss found); returns it. */
+  #adopt(marker: string): string {
     const lost = marker === '' || marker.startsWith('lost:');
     if (lost && !this.#lost) this.#onLost();
     this.#lost = lost;
@@ -268,28 +220,18 @@ export class RedisClaimStore implements ClaimStore {
     return marker;
   }
 
-  /** Runs a claims script with the ledger's check; the claim held, or throws when it is lost. */
-  async #ledgered(script: LuaScript, key: string, args: string[]): Promise<string | undefined> {
-    const reply = await this.#redis(() =>
-      this.#connection.script(
-        script,
-        [ledgerKey(this.#connection), key],
-        [...ledgerArgs(this.#seen), ...args],
-      ),
-    );
-    this.#adopt(reply);
-    if (this.#lost) throw new ClaimsUnverifiedError(LEDGER_LOST);
-    const held = (reply as unknown[])[1];
-    return held === undefined || held === null ? undefined : String(held);
-  }
-
-  async #redis<T>(operation: () => Promise<T>): Promise<T> {
+  /** Runs a step with the ledger's check; the claim held, or throws when it is lost. */
+  async #ledgered(step: () => Promise<Ledgered>): Promise<string | undefined> {
+    let reply: Ledgered;
     try {
-      return await operation();
+      reply = await step();
     } catch {
-      this.#connection.failed('confirm');
+      this.#ledger.failed('confirm');
       throw unavailable();
     }
+    this.#adopt(reply.marker);
+    if (this.#lost) throw new ClaimsUnverifiedError(LEDGER_LOST);
+    return reply.held;
   }
 
   #open(key: string, stored: unknown): Claim {
@@ -299,29 +241,8 @@ export class RedisClaimStore implements ClaimStore {
       if (typeof claim.orderId !== 'string') throw new Error('no order id');
       return claim;
     } catch {
-      this.#connection.failed('confirm');
+      this.#ledger.failed('confirm');
       throw unreadable();
     }
   }
-}
-
-/**
- * `<prefix>:confirm:v1:ledger`: the marker that tells whether the claims are all there, for the
- * store and for `npm run claims:acknowledge`.
- */
-export function ledgerKey(connection: RedisConnection): string {
-  return connection.key('confirm', CLAIM_FORMAT, 'ledger');
-}
-
-/** Acknowledges a lost ledger: every replica adopts the new marker and confirms again. */
-export async function acknowledgeLedger(connection: RedisConnection): Promise<string> {
-  const marker = `a:${randomUUID()}:${new Date().toISOString()}`;
-  await connection.run((client) => client.set(ledgerKey(connection), marker));
-  return marker;
-}
-
-/** The ledger's marker as it stands (none: `undefined`), for `npm run claims:acknowledge`. */
-export async function readLedger(connection: RedisConnection): Promise<string | undefined> {
-  const marker = await connection.run((client) => client.get(ledgerKey(connection)));
-  return marker ?? undefined;
 }

@@ -72,8 +72,6 @@ export interface SharedState {
    * for a channel's codec, which binds each message to the name.
    */
   key(...parts: string[]): string;
-  /** The connection, for the parts that still speak to Redis directly; undefined in memory. */
-  readonly redis: RedisConnection | undefined;
 }
 
 /** State in this process's memory, on the clock `now`. */
@@ -90,7 +88,6 @@ export function memoryState(now: () => number = () => Date.now()): SharedState {
     windows: (windowMs, most) => new MemoryWindowCounters(windowMs, most, now),
     orLocally: (_component, shared) => shared(),
     key: (...parts) => parts.join(':'),
-    redis: undefined,
   };
 }
 
@@ -136,7 +133,6 @@ export function redisState(redis: RedisConnection): SharedState {
       }
     },
     key: (...parts) => redis.key(...parts),
-    redis,
   };
   return state;
 }

@@ -155,7 +155,7 @@ return 1
 `);
 
 // ---------------------------------------------------------------------------------------------
-// Persisted documents (graphql/persisted.ts)
+// Persisted documents (state/documents.ts)
 
 /**
  * KEYS: the document, the LRU set (member: hash, score: last use), the bytes counter. ARGV:
@@ -196,7 +196,7 @@ return 1
 `);
 
 // ---------------------------------------------------------------------------------------------
-// Payment confirmation claims (payments/claims.ts)
+// Payment confirmation claims (state/claims.ts)
 
 /**
  * The ledger's check, the head of every claims script. KEYS[1]: the marker. ARGV[1]: the marker

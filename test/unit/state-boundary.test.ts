@@ -1,10 +1,11 @@
 /**
- * Only src/state/ talks to Redis: no other file of the gateway imports a Redis client package.
- * Features reach Redis through the state layer's interfaces, so that its one connection, its
- * timeouts and its "act locally and count it" rule hold on every path.
+ * Only src/state/ talks to Redis: no other file of the gateway imports a Redis client package,
+ * and no feature imports the state's connection (only app.ts, which opens it and hands it to
+ * the state). Features reach Redis through the state layer's interfaces, so that its one
+ * connection, its timeouts and its "act locally and count it" rule hold on every path.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { expect, it } from 'vitest';
 
 const ROOT = process.cwd();
@@ -42,6 +43,20 @@ it('no file under src/ outside src/state/ imports a Redis client package', () =>
         .map((specifier) => `${path} imports ${specifier}`),
     );
   expect(offenders).toEqual([]);
+});
+
+it('no feature imports the connection: outside src/state/, only app.ts opens it', () => {
+  const connection = join(ROOT, 'src', 'state', 'redis.ts');
+  const users = sources(join(ROOT, 'src'))
+    .filter((path) => !path.startsWith(join(ROOT, 'src', 'state')))
+    .filter((path) =>
+      imported(readFileSync(path, 'utf8')).some(
+        (specifier) =>
+          specifier.startsWith('.') && resolve(dirname(path), specifier) === connection,
+      ),
+    )
+    .map((path) => relative(ROOT, path));
+  expect(users).toEqual([join('src', 'app.ts')]);
 });
 
 it('src/state/ does (the check looks where the client is)', () => {
