@@ -5,13 +5,15 @@
  * over, a lease given back only by its holder, the "asked again" round, versioned writes racing,
  * set-once under 50 concurrent callers, bounded sets whose members lapse, token buckets and
  * fixed windows, sealed channels (a forged or tampered message is dropped and counted), and Redis failing mid-operation (the server stopped):
- * the caller acts locally and the failure is counted.
+ * the caller acts locally and the failure is counted. On Redis alone, the claims' set-once store
+ * with its ledger: one setter of 50, and a store emptied under it found lost until acknowledged.
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LiveMessage, LiveMessages, type RejectReason } from '../../src/live/messages.ts';
 import { SealedChannels } from '../../src/state/channel.ts';
+import { RedisLedger } from '../../src/state/claims.ts';
 import { memoryState, redisState, type SharedState } from '../../src/state/index.ts';
 import {
   MemoryVersionedStore,
@@ -279,6 +281,43 @@ describe.skipIf(skip)('redis', () => {
       // Expiry is on Redis's clock: wait past it.
       lapse: (ms) => sleep(ms),
     };
+  });
+
+  describe('set-once with a ledger (Redis only)', () => {
+    it('of 50 concurrent setters exactly one sets; the others, and a read, get its value', async () => {
+      if (!connection) throw new Error('no connection');
+      const ledger = new RedisLedger(connection, [fresh('ledger')]);
+      const { marker, created } = await ledger.check('');
+      expect(created).toBe(true);
+      const replies = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => ledger.setOnce('pay', marker, `order-${i}`, 60_000)),
+      );
+      const winners = replies.flatMap((reply, i) => (reply.held === undefined ? [i] : []));
+      expect(winners).toHaveLength(1);
+      const value = `order-${winners[0]}`;
+      expect(new Set(replies.flatMap((reply) => reply.held ?? []))).toEqual(new Set([value]));
+      expect(replies.every((reply) => reply.marker === marker)).toBe(true);
+      expect(await ledger.get('pay', marker)).toEqual({ marker, held: value });
+    });
+
+    it('emptied under a holder: lost for every holder, nothing set, until acknowledged', async () => {
+      if (!connection) throw new Error('no connection');
+      const ledger = new RedisLedger(connection, [fresh('ledger')]);
+      const { marker } = await ledger.check('');
+      await ledger.setOnce('pay', marker, 'order-1', 60_000);
+      // What a FLUSHALL or a restart without persistence does to these keys.
+      await connection.run((client) => client.del([ledger.name('pay'), ledger.name('ledger')]));
+      const after = await ledger.setOnce('pay', marker, 'order-2', 60_000);
+      expect(after.marker).toMatch(/^lost:/);
+      expect(after.held).toBeUndefined();
+      // Another holder, even one that saw no marker yet, finds it lost.
+      expect((await ledger.check('')).marker).toMatch(/^lost:/);
+      expect((await ledger.get('pay', '')).held).toBeUndefined();
+      const acknowledged = await ledger.acknowledge();
+      expect(await ledger.marker()).toBe(acknowledged);
+      const again = await ledger.setOnce('pay', marker, 'order-2', 60_000);
+      expect(again).toEqual({ marker: acknowledged, held: undefined });
+    });
   });
 
   describe('redis failing mid-operation', () => {
