@@ -93,9 +93,11 @@ export function createPersistedStore(options: {
   });
   const sealer = options.encryption && new Sealer(options.encryption);
   const registrations = state.windows(MINUTE_MS, bounds.registrationsPerMinute);
-  const documentKey = (hash: string) => redis?.key('apq', 'doc', hash) ?? hash;
-  const lru = redis?.key('apq', 'lru') ?? '';
-  const bytes = redis?.key('apq', 'bytes') ?? '';
+  // One hash tag for every document, the LRU set and the byte count: REGISTER_DOCUMENT evicts
+  // documents within one script (on a cluster, the whole store is on one slot; it is bounded).
+  const documentKey = (hash: string) => redis?.key('{apq}', 'doc', hash) ?? hash;
+  const lru = redis?.key('{apq}', 'lru') ?? '';
+  const bytes = redis?.key('{apq}', 'bytes') ?? '';
 
   /** Whether the caller may register one more new document now. */
   async function allowed(caller: string): Promise<boolean> {

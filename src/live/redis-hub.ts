@@ -6,11 +6,11 @@
  * - Election: `SET <prefix>:live:lock:<txRef> <replica id> NX PX <3 beats>`. The winner polls
  *   (bypassing the cache and writing it) and, every beat (`LIVE_HEARTBEAT_MS`), renews the
  *   lock, publishes a heartbeat and counts the replicas still watching, in one Lua script.
- * - Fan-out: the poller publishes each status change on `<prefix>:live:events:<txRef>`; every
+ * - Fan-out: the poller publishes each status change on `<prefix>:live:{<txRef>}:events`; every
  *   replica with subscribers for that txRef listens there and hands the events to its own.
  *   Every message goes through live/messages.ts (sealed with the cache key, or clear and
  *   without personal data: then receivers read the record from the cache).
- * - Who watches: each local watch registers in the sorted set `<prefix>:live:subs:<txRef>` (score:
+ * - Who watches: each local watch registers in the sorted set `<prefix>:live:{<txRef>}:subs` (score:
  *   expiry on Redis's clock, refreshed every beat). The poller stops when the set is empty:
  *   the last subscriber of the cluster left, or its replica died (its entries expire).
  * - Takeover: a replica whose subscribers heard nothing for 3 beats tries to take the lock
@@ -25,7 +25,7 @@
  *   that polls the record takes it as its latest poll and waits longer before the next.
  */
 import { randomUUID } from 'node:crypto';
-import { SealedChannels } from '../state/channel.ts';
+import { publishCommand, SealedChannels } from '../state/channel.ts';
 import type { SharedState } from '../state/index.ts';
 import type { RedisConnection } from '../state/redis.ts';
 import { BEAT, RELEASE_LEASE } from '../state/scripts.ts';
@@ -46,7 +46,7 @@ import type { LiveMessage, LiveMessages } from './messages.ts';
 import { SharedLiveSlots } from './slots.ts';
 
 /** The lapsing set of the cluster's watches of a topic (state/lapsing.ts), which BEAT prunes. */
-const watchers = (txRef: string): string => `live:subs:${txRef}`;
+const watchers = (txRef: string): string => `live:{${txRef}}:subs`;
 
 interface Watch {
   kind: LiveKind<LiveRecord>;
@@ -108,9 +108,10 @@ export class RedisLiveStatusHub extends LiveHubBase {
 
   #keys(txRef: string) {
     return {
-      lock: this.#redis.key('live', 'lock', txRef),
+      // One hash tag: BEAT touches the lock and the set and publishes on the channel.
+      lock: this.#redis.key('live', `{${txRef}}`, 'lock'),
       subs: this.#redis.key(watchers(txRef)),
-      channel: this.#redis.key('live', 'events', txRef),
+      channel: this.#redis.key('live', `{${txRef}}`, 'events'),
     };
   }
 
@@ -382,7 +383,7 @@ export class RedisLiveStatusHub extends LiveHubBase {
         await this.#redis.script(
           BEAT,
           [lock, subs],
-          [this.#id, String(this.#lockMs), channel, message],
+          [this.#id, String(this.#lockMs), channel, message, publishCommand(this.#redis)],
         ),
       );
       // -1: another replica holds the lock (this one stalled, or polled unelected).

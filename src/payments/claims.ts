@@ -139,7 +139,14 @@ export class MemoryClaimStore implements ClaimStore {
 }
 
 /** The form of the claims' keys and values; another form is another key. */
-const CLAIM_FORMAT = 'v1';
+const CLAIM_FORMAT = 'v2';
+
+/**
+ * The ledger of the previous layout (`<prefix>:confirm:v1:…`, without a hash tag, so one node
+ * only). A replica that finds it, and no ledger of this layout, saw claims this layout does not
+ * hold: it marks the ledger lost, and confirms nothing until an operator acknowledges.
+ */
+const LEGACY_LEDGER = ['confirm', 'v1', 'ledger'] as const;
 
 /** What a replica finds of the ledger and of Redis's durability, for the logs. */
 export interface LedgerReport {
@@ -217,9 +224,13 @@ export class RedisClaimStore implements ClaimStore {
     this.#onLost = onLost;
   }
 
-  /** `<prefix>:confirm:v1:<hash of the txRef>`: no reference in clear. */
+  /**
+   * `<prefix>:{confirm:v2}:<hash of the txRef>`: no reference in clear; the hash tag of the
+   * ledger's, since every claims script checks the ledger with the claim (on a cluster, every
+   * claim is on the ledger's slot).
+   */
   key(txRef: string): string {
-    return this.#connection.key('confirm', CLAIM_FORMAT, hashedKeyPart(txRef));
+    return this.#connection.key(CLAIMS_TAG, hashedKeyPart(txRef));
   }
 
   async claim(txRef: string, orderId: string): Promise<boolean> {
@@ -243,6 +254,13 @@ export class RedisClaimStore implements ClaimStore {
    * durability. Throws when Redis does not answer.
    */
   async inspect(): Promise<LedgerReport> {
+    if (this.#seen === '') {
+      // Claims of the previous layout: seen, so a missing ledger here counts as lost.
+      const legacy = await this.#connection.run((client) =>
+        client.get(this.#connection.key(...LEGACY_LEDGER)),
+      );
+      if (legacy) this.#seen = legacy;
+    }
     const before = this.#seen;
     const args = ledgerArgs(before);
     const marker = this.#adopt(
@@ -305,18 +323,25 @@ export class RedisClaimStore implements ClaimStore {
   }
 }
 
+/** The hash tag of the claims and their ledger (one slot on a cluster). */
+const CLAIMS_TAG = `{confirm:${CLAIM_FORMAT}}`;
+
 /**
- * `<prefix>:confirm:v1:ledger`: the marker that tells whether the claims are all there, for the
- * store and for `npm run claims:acknowledge`.
+ * `<prefix>:{confirm:v2}:ledger`: the marker that tells whether the claims are all there, for
+ * the store and for `npm run claims:acknowledge`.
  */
 export function ledgerKey(connection: RedisConnection): string {
-  return connection.key('confirm', CLAIM_FORMAT, 'ledger');
+  return connection.key(CLAIMS_TAG, 'ledger');
 }
 
-/** Acknowledges a lost ledger: every replica adopts the new marker and confirms again. */
+/**
+ * Acknowledges a lost ledger: every replica adopts the new marker and confirms again. The
+ * previous layout's ledger goes (its claims are not carried over: this is the acknowledgement).
+ */
 export async function acknowledgeLedger(connection: RedisConnection): Promise<string> {
   const marker = `a:${randomUUID()}:${new Date().toISOString()}`;
   await connection.run((client) => client.set(ledgerKey(connection), marker));
+  await connection.run((client) => client.del(connection.key(...LEGACY_LEDGER)));
   return marker;
 }
 

@@ -3,6 +3,11 @@
  * (KEYS), its arguments (ARGV) and its reply. A script runs atomically on one Redis (or on the
  * one cluster node that holds its keys); no other command slips between its reads and writes.
  *
+ * On a Redis Cluster every key a script touches (and the channel it publishes on) must be in one
+ * hash slot: the callers name them with one shared hash tag, the part in `{…}` (`{name}` of a
+ * lease and its flag, `{<txRef>}` of a live poller, `{apq}` of the persisted documents,
+ * `{confirm:v2}` of the claims and their ledger).
+ *
  * Times that must agree across replicas are read from Redis's own clock (`NOW` below): the
  * replicas' clocks may differ.
  */
@@ -156,7 +161,9 @@ return 1
 
 /**
  * The live poller's beat. KEYS: the poller's lock, the set of watches (a lapsing set of
- * state/lapsing.ts). ARGV: the replica's id, lock ms, channel, heartbeat message. Renews the lock
+ * state/lapsing.ts). ARGV: the replica's id, lock ms, channel (in the keys' hash slot),
+ * heartbeat message, publishing command (`PUBLISH` or `SPUBLISH`, state/channel.ts's
+ * publishCommand). Renews the lock
  * when this replica holds it (or it is free), drops lapsed watches and publishes the heartbeat.
  * Reply: -1 another replica holds the lock; else the number of watches left.
  */
@@ -166,7 +173,11 @@ if owner and owner ~= ARGV[1] then return -1 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 ${NOW}redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 local watches = redis.call('ZCARD', KEYS[2])
-redis.call('PUBLISH', ARGV[3], ARGV[4])
+if ARGV[5] == 'SPUBLISH' then
+  redis.call('SPUBLISH', ARGV[3], ARGV[4])
+else
+  redis.call('PUBLISH', ARGV[3], ARGV[4])
+end
 return watches
 `);
 
@@ -174,8 +185,9 @@ return watches
 // Persisted documents (graphql/persisted.ts)
 
 /**
- * KEYS: the document, the LRU set (member: hash, score: last use), the bytes counter. ARGV:
- * stored text, now (ms), most bytes, hash, prefix of document keys, replace (1: the stored value
+ * KEYS: the document, the LRU set (member: hash, score: last use), the bytes counter, all three
+ * under one hash tag. ARGV: stored text, now (ms), most bytes, hash, prefix of document keys (the
+ * documents it evicts are named from it: the same hash tag), replace (1: the stored value
  * does not open). Stores the document (no TTL: Redis never evicts it, this script does), marks it
  * used, and drops the least recently used documents, and only documents, while over the byte
  * bound. Reply: 1 stored, 2 known already, 0 larger than the bound alone.

@@ -20,7 +20,14 @@ import {
   type VersionedStore,
 } from '../../src/state/records.ts';
 import { RedisConnection, RedisUnavailableError } from '../../src/state/redis.ts';
-import { skipRedisTests, startRedis, type TestRedis } from '../helpers/redis.ts';
+import {
+  skipRedisClusterTests,
+  skipRedisTests,
+  startRedis,
+  startRedisCluster,
+  type TestRedis,
+  type TestRedisCluster,
+} from '../helpers/redis.ts';
 
 interface Entry extends Versioned {
   value: string;
@@ -313,5 +320,42 @@ describe.skipIf(skip)('redis', () => {
       while (!connection.isReady && Date.now() < deadline) await sleep(50);
       expect(await state.once.first(fresh('once'), 1000)).toBe(true);
     });
+  });
+});
+
+// The same contract on a real 3-master Redis Cluster: every multi-key script's keys share a hash
+// tag (a CROSSSLOT error fails the test), and channels are sharded (SPUBLISH/SSUBSCRIBE).
+const skipCluster = skipRedisClusterTests('state-contract cluster');
+let cluster: TestRedisCluster | undefined;
+let clusterConnection: RedisConnection | undefined;
+
+describe.skipIf(skipCluster)('redis cluster', () => {
+  beforeAll(async () => {
+    cluster = await startRedisCluster();
+    clusterConnection = new RedisConnection(
+      { url: cluster.url, connectTimeoutMs: 1000, commandTimeoutMs: 500, keyPrefix: 'contract' },
+      { state: () => {}, error: (component) => failures.push(component) },
+    );
+    expect(await clusterConnection.connected(5000)).toBe(true);
+    expect(clusterConnection.cluster).toBe(true);
+  }, 60_000);
+  afterAll(async () => {
+    await clusterConnection?.close();
+    await cluster?.stop();
+  });
+
+  contract('redis cluster', () => {
+    if (!clusterConnection) throw new Error('no connection');
+    return {
+      state: redisState(clusterConnection),
+      records: new RedisVersionedStore<Entry>(clusterConnection, undefined),
+      lapse: (ms) => sleep(ms),
+    };
+  });
+
+  it('spreads keys over the three masters (a real cluster, not one node)', async () => {
+    if (!cluster) throw new Error('no cluster');
+    const slots = (await cluster.command(['CLUSTER', 'SLOTS'])) as unknown[];
+    expect(slots).toHaveLength(3);
   });
 });
