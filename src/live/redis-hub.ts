@@ -3,7 +3,7 @@
  * channels name a record by its topic ({@link LiveKind.topic}: the txRef, or a digest of the
  * userRef); "txRef" below stands for either.
  *
- * - Election: `SET <prefix>:live:lock:<txRef> <replica id> NX PX <3 beats>`. The winner polls
+ * - Election: `SET <prefix>:live:{<txRef>}:lock <replica id> NX PX <3 beats>`. The winner polls
  *   (bypassing the cache and writing it) and, every beat (`LIVE_HEARTBEAT_MS`), renews the
  *   lock, publishes a heartbeat and counts the replicas still watching, in one Lua script.
  * - Fan-out: the poller publishes each status change on `<prefix>:live:{<txRef>}:events`; every

@@ -33,16 +33,6 @@ export type RedisTarget =
       name?: string;
     };
 
-/** The schemes `CACHE_URL` accepts, for messages and docs. */
-export const REDIS_SCHEMES = [
-  'redis',
-  'rediss',
-  'redis+cluster',
-  'rediss+cluster',
-  'redis+sentinel',
-  'rediss+sentinel',
-] as const;
-
 /** `CACHE_URL` is not one of the accepted forms; the message never holds the password. */
 export class RedisUrlError extends Error {}
 
@@ -81,7 +71,9 @@ export function parseRedisUrl(value: string): RedisTarget {
   }
   const form = /^(rediss?)\+(cluster|sentinel)$/.exec(scheme ?? '');
   if (!form?.[1] || !form[2]) {
-    throw new RedisUrlError(`must start with ${REDIS_SCHEMES.map((s) => `${s}://`).join(', ')}`);
+    throw new RedisUrlError(
+      `must use redis, rediss, redis+cluster or rediss+cluster (got ${scheme ?? 'no scheme'})`,
+    );
   }
   const kind = form[2] === 'cluster' ? 'cluster' : 'sentinel';
   const rest = value.slice(`${scheme}://`.length);
