@@ -79,13 +79,6 @@ const httpUrl = url(['https:', 'http:']);
 const redisUrl: z.ZodType<string, string> = z.string().transform((value, ctx) => {
   try {
     const target = parseRedisUrl(value);
-    if (target.kind === 'sentinel') {
-      ctx.addIssue({
-        code: 'custom',
-        message: 'redis+sentinel:// is not supported: name a single node or a cluster',
-      });
-      return z.NEVER;
-    }
     return target.kind === 'node' ? target.url : value;
   } catch (error) {
     ctx.addIssue({ code: 'custom', message: (error as Error).message });
@@ -389,7 +382,7 @@ export const SETTINGS = {
     schema: redisUrl,
     shownDefault: 'unset: in memory',
     description:
-      'Redis for what replicas share (cache, locks, live-status pollers, rate limits, claims). One node: `redis://[user:password@]host:port[/db]`; a Redis Cluster: `redis+cluster://[user:password@]host:port,host:port,…` (some of its nodes; the others are discovered); `rediss` instead of `redis` for TLS. The user and password (ACL) apply to every Redis node.',
+      'Redis for what replicas share (cache, locks, live-status pollers, rate limits, claims). One node: `redis://[user:password@]host:port[/db]`; a Redis Cluster: `redis+cluster://[user:password@]host:port,host:port,…` (some of its nodes; the others are discovered); Redis Sentinel: `redis+sentinel://[user:password@]host:port,…/<master name>` (its sentinels); `rediss` instead of `redis` for TLS. The user and password (ACL) apply to every Redis node.',
     secret: true,
   } satisfies Setting<string>,
   CACHE_TTL_FINAL_SECONDS: int(

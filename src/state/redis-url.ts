@@ -72,7 +72,7 @@ export function parseRedisUrl(value: string): RedisTarget {
   const form = /^(rediss?)\+(cluster|sentinel)$/.exec(scheme ?? '');
   if (!form?.[1] || !form[2]) {
     throw new RedisUrlError(
-      `must use redis, rediss, redis+cluster or rediss+cluster (got ${scheme ?? 'no scheme'})`,
+      `must use redis, rediss, redis+cluster, rediss+cluster, redis+sentinel or rediss+sentinel (got ${scheme ?? 'no scheme'})`,
     );
   }
   const kind = form[2] === 'cluster' ? 'cluster' : 'sentinel';

@@ -10,18 +10,20 @@
  * "no Redis" and carry on without it.
  */
 import { createHash } from 'node:crypto';
-import { createClient, createCluster } from '@redis/client';
+import { createClient, createCluster, createSentinel } from '@redis/client';
 import { parseRedisUrl } from './redis-url.ts';
 import type { LuaScript } from './scripts.ts';
 
 type NodeClient = ReturnType<typeof createClient>;
 type ClusterClient = ReturnType<typeof createCluster>;
+type SentinelClient = ReturnType<typeof createSentinel>;
 
 /**
- * A node-redis client as this module configures it: one node's, or a cluster's (which sends each
- * command to the node that holds its key). Both take the same commands.
+ * A node-redis client as this module configures it: one node's, a cluster's (which sends each
+ * command to the node that holds its key), or Sentinel's (which sends it to the master the
+ * sentinels name). All take the same commands.
  */
-export type RedisClient = NodeClient | ClusterClient;
+export type RedisClient = NodeClient | ClusterClient | SentinelClient;
 
 export interface RedisSettings {
   /** A `CACHE_URL` form of state/redis-url.ts; may hold a password, so it is never logged. */
@@ -67,6 +69,7 @@ export class RedisConnection {
   readonly #readyListeners: (() => void)[] = [];
   readonly #node: NodeClient | undefined;
   readonly #clusterClient: ClusterClient | undefined;
+  readonly #sentinel: SentinelClient | undefined;
   readonly #settings: RedisSettings;
   readonly #observer: RedisObserver;
   readonly #firstConnect: Promise<unknown>;
@@ -82,9 +85,14 @@ export class RedisConnection {
     const socket = { connectTimeout: settings.connectTimeoutMs, reconnectStrategy: reconnectDelay };
     // Keeps an idle connection checked (and alive through NATs and proxies).
     const pingInterval = 5000;
+    const credentials = {
+      ...(target.kind !== 'node' && target.username !== undefined && { username: target.username }),
+      ...(target.kind !== 'node' && target.password !== undefined && { password: target.password }),
+    };
     if (target.kind === 'node') {
       this.cluster = false;
       this.#clusterClient = undefined;
+      this.#sentinel = undefined;
       this.client = this.#node = createClient({
         url: target.url,
         disableOfflineQueue: true,
@@ -93,11 +101,8 @@ export class RedisConnection {
       });
     } else if (target.kind === 'cluster') {
       this.cluster = true;
-      const credentials = {
-        ...(target.username !== undefined && { username: target.username }),
-        ...(target.password !== undefined && { password: target.password }),
-      };
       this.#node = undefined;
+      this.#sentinel = undefined;
       this.client = this.#clusterClient = createCluster({
         rootNodes: target.nodes.map(({ host, port }) => ({
           socket: { host, port, ...(target.tls && { tls: true as const }) },
@@ -111,37 +116,60 @@ export class RedisConnection {
         },
       });
     } else {
-      throw new Error('Redis Sentinel is not supported yet');
+      this.cluster = false;
+      this.#node = undefined;
+      this.#clusterClient = undefined;
+      this.client = this.#sentinel = createSentinel({
+        name: target.name ?? '',
+        sentinelRootNodes: target.nodes,
+        // The master's connections (it follows a failover the sentinels announce).
+        nodeClientOptions: {
+          ...credentials,
+          disableOfflineQueue: true,
+          pingInterval,
+          socket: { ...socket, ...(target.tls && { tls: true as const }) },
+        },
+        sentinelClientOptions: { socket },
+      });
     }
     // The subscriber queues its SUBSCRIBEs while down: node-redis replays them on reconnect.
-    this.#subscriber = this.client.duplicate(
-      this.cluster ? { defaults: { disableOfflineQueue: false } } : { disableOfflineQueue: false },
-    );
+    // Sentinel's client keeps a pub/sub connection of its own, to the master it follows.
+    this.#subscriber = this.#sentinel
+      ? this.#sentinel
+      : this.#clusterClient
+        ? this.#clusterClient.duplicate({ defaults: { disableOfflineQueue: false } })
+        : (this.#node as NodeClient).duplicate({ disableOfflineQueue: false });
     // Without listeners, node-redis's 'error' events would crash the process. The reasons
     // (refused, reset, timeout) are reported by state changes and by the failing callers.
     this.client.on('error', () => this.#setUp(false));
-    if (this.cluster) {
+    if (this.#node) {
+      this.client.on('ready', () => this.#setUp(true));
+      this.client.on('end', () => this.#setUp(false));
+    } else if (this.#clusterClient) {
       // A cluster client reports no 'ready': it is up once its nodes are known, and again after
       // the first command that succeeds following a failure.
       this.client.on('connect', () => this.#setUp(true));
-    } else {
-      this.client.on('ready', () => this.#setUp(true));
-      this.client.on('end', () => this.#setUp(false));
     }
-    this.#subscriber.on('error', () => {});
-    this.#firstConnect = (this.client.connect() as Promise<unknown>).catch(() => undefined);
+    if (this.#subscriber !== this.client) this.#subscriber.on('error', () => {});
+    const connecting = (this.client.connect() as Promise<unknown>).then(() => {
+      // Sentinel's client is up once it found the master.
+      if (this.#sentinel) this.#setUp(true);
+    });
+    this.#firstConnect = connecting.catch(() => undefined);
+    if (this.#sentinel) this.#subscriberConnect = this.#firstConnect;
   }
 
   #setUp(up: boolean): void {
     if (this.#closed || up === this.#up) return;
     this.#up = up;
     this.#observer.state(up);
-    if (up && this.cluster) for (const listener of this.#readyListeners) listener();
+    if (up && !this.#node) for (const listener of this.#readyListeners) listener();
   }
 
   /** Whether the client can take commands (a cluster: its nodes are known, and it is up). */
   #clientReady(): boolean {
     // A cluster's node connections refuse commands at once while their node is down.
+    if (this.#sentinel) return this.#sentinel.isReady;
     return this.#node ? this.#node.isReady : this.client.isOpen;
   }
 
@@ -151,7 +179,9 @@ export class RedisConnection {
       ? this.#node.sendCommand(args)
       : this.#clusterClient
         ? this.#clusterClient.sendCommand(key, false, args)
-        : Promise.reject(new RedisUnavailableError('no client'));
+        : this.#sentinel
+          ? this.#sentinel.sendCommand(false, args)
+          : Promise.reject(new RedisUnavailableError('no client'));
   }
 
   /**
@@ -159,8 +189,8 @@ export class RedisConnection {
    * every reconnection (what was in Redis may have changed meanwhile).
    */
   onReady(listener: () => void): void {
-    if (this.cluster) this.#readyListeners.push(listener);
-    else this.client.on('ready', listener);
+    if (this.#node) this.#node.on('ready', listener);
+    else this.#readyListeners.push(listener);
   }
 
   /** Reports a failed operation of `component` (metrics, throttled log line). */
@@ -260,8 +290,10 @@ export class RedisConnection {
     if (this.#closed) return () => {};
     this.#subscriberConnect ??= this.#subscriber.connect().catch(() => undefined);
     const subscriber = this.#subscriber;
+    // One function for subscribing and unsubscribing (the clients match listeners by identity).
+    const own = (message: string | Buffer) => listener(String(message));
     const subscribed = this.#subscriberConnect.then(() =>
-      sharded ? subscriber.sSubscribe(channel, listener) : subscriber.subscribe(channel, listener),
+      sharded ? subscriber.sSubscribe(channel, own) : subscriber.subscribe(channel, own),
     );
     subscribed.catch(() => this.failed('live'));
     await Promise.race([
@@ -272,8 +304,8 @@ export class RedisConnection {
       subscribed
         .then(async () => {
           if (!subscriber.isOpen) return;
-          if (sharded) await subscriber.sUnsubscribe(channel, listener);
-          else await subscriber.unsubscribe(channel, listener);
+          if (sharded) await subscriber.sUnsubscribe(channel, own);
+          else await subscriber.unsubscribe(channel, own);
         })
         .catch(() => undefined);
     };
@@ -286,14 +318,17 @@ export class RedisConnection {
     // close() lets commands in flight finish; a hung Redis gets one command timeout for that.
     await Promise.race([
       Promise.allSettled(
-        [this.client, this.#subscriber].map((client) =>
-          client.isOpen ? client.close() : Promise.resolve(),
-        ),
+        this.#clients().map((client) => (client.isOpen ? client.close() : Promise.resolve())),
       ),
       new Promise((resolve) => setTimeout(resolve, this.#settings.commandTimeoutMs).unref()),
     ]);
     // A connection still retrying (Redis down) or hung has nothing to flush: stop it outright.
-    for (const client of [this.client, this.#subscriber]) if (client.isOpen) client.destroy();
+    for (const client of this.#clients()) if (client.isOpen) void client.destroy();
+  }
+
+  /** The command client and the subscriber, once each (Sentinel's client is both). */
+  #clients(): RedisClient[] {
+    return this.#subscriber === this.client ? [this.client] : [this.client, this.#subscriber];
   }
 }
 

@@ -7,7 +7,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -318,4 +318,63 @@ export async function startRedisCluster(): Promise<TestRedisCluster> {
     },
     stop,
   };
+}
+
+/** A real redis-server watched by one real Sentinel, for the Sentinel run of the state contract. */
+export interface TestRedisSentinel {
+  /** `redis+sentinel://127.0.0.1:<sentinel port>/gwmaster`: a `CACHE_URL`. */
+  url: string;
+  master: TestRedis;
+  /** Stops the sentinel and the master by their PIDs, and removes the sentinel's directory. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a redis-server (the master) and `redis-server <conf> --sentinel` monitoring it as
+ * `gwmaster` (quorum 1) on free loopback ports; resolves once the sentinel names the master.
+ */
+export async function startRedisSentinel(): Promise<TestRedisSentinel> {
+  if (!REDIS_SERVER) throw new Error('CI=true but redis-server is absent: .ci/run installs it.');
+  const master = await startRedis();
+  const dir = await mkdtemp(join(tmpdir(), 'gw-redis-sentinel-'));
+  const port = await freePort();
+  const conf = join(dir, 'sentinel.conf');
+  await writeFile(
+    conf,
+    [
+      `port ${port}`,
+      'bind 127.0.0.1',
+      `dir ${dir}`,
+      `sentinel monitor gwmaster 127.0.0.1 ${master.port} 1`,
+      'sentinel down-after-milliseconds gwmaster 5000',
+      '',
+    ].join('\n'),
+  );
+  const child = spawn(REDIS_SERVER, [conf, '--sentinel'], { stdio: 'ignore' });
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    await master.stop();
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    const until = Date.now() + 10_000;
+    for (;;) {
+      const named = await command(`redis://127.0.0.1:${port}`, [
+        'SENTINEL',
+        'GET-MASTER-ADDR-BY-NAME',
+        'gwmaster',
+      ]).catch(() => undefined);
+      if (Array.isArray(named) && String(named[1]) === String(master.port)) break;
+      if (Date.now() > until) throw new Error('the sentinel did not name the master');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { url: `redis+sentinel://127.0.0.1:${port}/gwmaster`, master, stop };
 }

@@ -56,6 +56,7 @@ describe('CACHE_URL forms', () => {
       'redis+cluster://h:1/2',
       'redis+cluster://h:1?tls=true',
       'redis://h:1/?x=1',
+      // Sentinel without the master's name.
       'redis+sentinel://s1:26379,s2:26379',
       // The '@' forgotten: the password sits where a host should be.
       'redis+cluster://user:hunter2-secret',
@@ -72,19 +73,35 @@ describe('CACHE_URL forms', () => {
     }
   });
 
-  it('the setting takes the cluster form and refuses Sentinel with a message, the value hidden', () => {
-    const base = {};
-    expect(
-      loadConfig({ ...base, CACHE_URL: 'rediss+cluster://u:pw-123@a:7000,b:7000' }).cache.url,
-    ).toBe('rediss+cluster://u:pw-123@a:7000,b:7000');
+  it('Sentinel: its sentinels (port 26379 unless told) and the master name', () => {
+    expect(parseRedisUrl('rediss+sentinel://gw:pw@s1,s2:26380/my%20master')).toEqual({
+      kind: 'sentinel',
+      nodes: [
+        { host: 's1', port: 26379 },
+        { host: 's2', port: 26380 },
+      ],
+      tls: true,
+      username: 'gw',
+      password: 'pw',
+      name: 'my master',
+    });
+  });
+
+  it('the setting takes the cluster and Sentinel forms, and refuses a bad one with the value hidden', () => {
+    for (const url of [
+      'rediss+cluster://u:pw-123@a:7000,b:7000',
+      'redis+sentinel://u:pw-123@s1:26379/mymaster',
+    ]) {
+      expect(loadConfig({ CACHE_URL: url }).cache.url).toBe(url);
+    }
     let error: unknown;
     try {
-      loadConfig({ ...base, CACHE_URL: 'redis+sentinel://u:pw-123@s1:26379/mymaster' });
+      loadConfig({ CACHE_URL: 'redis+cluster://u:pw-123' });
     } catch (caught) {
       error = caught;
     }
     expect(error).toBeInstanceOf(ConfigError);
-    expect(String((error as Error).message)).toMatch(/CACHE_URL.*sentinel.*not supported/);
+    expect(String((error as Error).message)).toMatch(/^CACHE_URL: has an address/);
     expect(String((error as Error).message)).not.toContain('pw-123');
   });
 });

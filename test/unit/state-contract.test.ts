@@ -25,8 +25,10 @@ import {
   skipRedisTests,
   startRedis,
   startRedisCluster,
+  startRedisSentinel,
   type TestRedis,
   type TestRedisCluster,
+  type TestRedisSentinel,
 } from '../helpers/redis.ts';
 
 interface Entry extends Versioned {
@@ -357,5 +359,41 @@ describe.skipIf(skipCluster)('redis cluster', () => {
     if (!cluster) throw new Error('no cluster');
     const slots = (await cluster.command(['CLUSTER', 'SLOTS'])) as unknown[];
     expect(slots).toHaveLength(3);
+  });
+});
+
+// And through Redis Sentinel (`redis+sentinel://`): the client asks the sentinel for the master
+// and talks to it (commands, scripts and pub/sub on its own connections).
+let sentinel: TestRedisSentinel | undefined;
+let sentinelConnection: RedisConnection | undefined;
+
+describe.skipIf(skip)('redis sentinel', () => {
+  beforeAll(async () => {
+    sentinel = await startRedisSentinel();
+    sentinelConnection = new RedisConnection(
+      { url: sentinel.url, connectTimeoutMs: 1000, commandTimeoutMs: 500, keyPrefix: 'contract' },
+      { state: () => {}, error: (component) => failures.push(component) },
+    );
+    expect(await sentinelConnection.connected(5000)).toBe(true);
+  }, 30_000);
+  afterAll(async () => {
+    await sentinelConnection?.close();
+    await sentinel?.stop();
+  });
+
+  contract('redis sentinel', () => {
+    if (!sentinelConnection) throw new Error('no connection');
+    return {
+      state: redisState(sentinelConnection),
+      records: new RedisVersionedStore<Entry>(sentinelConnection, undefined),
+      lapse: (ms) => sleep(ms),
+    };
+  });
+
+  it('writes on the master the sentinel names', async () => {
+    if (!sentinelConnection || !sentinel) throw new Error('no sentinel');
+    const name = fresh('once');
+    expect(await redisState(sentinelConnection).once.first(name, 10_000)).toBe(true);
+    expect(await sentinel.master.command(['EXISTS', `contract:${name}`])).toBe(1);
   });
 });
