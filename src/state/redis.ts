@@ -1,6 +1,9 @@
 /**
  * The process's connections to Redis (`CACHE_URL`): one for commands (cache, locks, rate-limit
  * counters, publishing) and one for pub/sub (a subscribed connection can send nothing else).
+ * `CACHE_URL` names one node, a Redis Cluster or Redis Sentinel (state/redis-url.ts); the callers
+ * see one client either way, and only {@link RedisConnection.cluster} tells them apart (for the
+ * channels' sharded pub/sub, state/channel.ts).
  *
  * A Redis that is down must never make a request wait long: commands are refused at once while
  * the connection is down (no offline queue); a command that gets no answer within
