@@ -6,7 +6,7 @@
  * acknowledged marker, which every replica adopts at its next confirmation. What to check first
  * is in docs/payments.md: the claims that were lost are not brought back by this.
  */
-import { CLAIMS_NAMESPACE } from '../src/payments/claims.ts';
+import { CLAIMS_LEGACY_LEDGER, CLAIMS_NAMESPACE } from '../src/payments/claims.ts';
 import { readSetting } from '../src/settings.ts';
 import { RedisLedger } from '../src/state/claims.ts';
 import { RedisConnection } from '../src/state/redis.ts';
@@ -42,7 +42,7 @@ async function main(argv: string[]): Promise<number> {
       console.error('Redis did not answer (CACHE_URL): nothing done.');
       return 1;
     }
-    const ledger = new RedisLedger(connection, CLAIMS_NAMESPACE);
+    const ledger = new RedisLedger(connection, CLAIMS_NAMESPACE, CLAIMS_LEGACY_LEDGER);
     const marker = await ledger.marker();
     console.log(`claims ledger: ${describe(marker)}`);
     const durability = await ledger.durability();

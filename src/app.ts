@@ -29,6 +29,7 @@ import { GatewayMetrics } from './observability/metrics.ts';
 import { type ThrottledWarn, throttledWarn } from './observability/throttled-log.ts';
 import type { Tracing } from './observability/tracing.ts';
 import {
+  CLAIMS_LEGACY_LEDGER,
   CLAIMS_NAMESPACE,
   type ClaimStore,
   MemoryClaimStore,
@@ -178,7 +179,7 @@ function claimStore(
   if (redis) {
     const { encryption } = config.cache;
     const store = new RedisClaimStore(
-      new RedisLedger(redis, CLAIMS_NAMESPACE),
+      new RedisLedger(redis, CLAIMS_NAMESPACE, CLAIMS_LEGACY_LEDGER),
       retentionMs,
       encryption && new Sealer(encryption),
       () => logger.error(LEDGER_LOST_LINE),

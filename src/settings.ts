@@ -9,6 +9,7 @@
  * secret; and `{text}`: the text as it is (only in messages of variables that are no secret).
  */
 import { z } from 'zod';
+import { parseRedisUrl } from './state/redis-url.ts';
 
 /** One declared variable. */
 export interface Setting<T> {
@@ -73,6 +74,17 @@ function url(protocols: readonly string[]): z.ZodType<string, string> {
 }
 
 const httpUrl = url(['https:', 'http:']);
+
+/** `CACHE_URL`: one of the forms of state/redis-url.ts, kept as written (it is read there). */
+const redisUrl: z.ZodType<string, string> = z.string().transform((value, ctx) => {
+  try {
+    const target = parseRedisUrl(value);
+    return target.kind === 'node' ? target.url : value;
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: (error as Error).message });
+    return z.NEVER;
+  }
+});
 
 const slug: z.ZodType<string, string> = z
   .string()
@@ -367,10 +379,10 @@ export const SETTINGS = {
     'How long an open circuit waits before letting one probe call through.',
   ),
   CACHE_URL: {
-    schema: url(['redis:', 'rediss:']),
+    schema: redisUrl,
     shownDefault: 'unset: in memory',
     description:
-      '`redis://…`: cache, locks, live-status pollers and rate limits shared by all replicas.',
+      'Redis for what replicas share (cache, locks, live-status pollers, rate limits, claims). One node: `redis://[user:password@]host:port[/db]`; a Redis Cluster: `redis+cluster://[user:password@]host:port,host:port,…` (some of its nodes; the others are discovered); Redis Sentinel: `redis+sentinel://[user:password@]host:port,…/<master name>` (its sentinels); `rediss` instead of `redis` for TLS. The user and password (ACL) apply to every Redis node.',
     secret: true,
   } satisfies Setting<string>,
   CACHE_TTL_FINAL_SECONDS: int(

@@ -1,5 +1,5 @@
 /**
- * The messages replicas exchange on a live channel (`<prefix>:live:events:<ref>`), and the ONE
+ * The messages replicas exchange on a live channel (`<prefix>:live:{<ref>}:events`), and the ONE
  * pair of functions every such message goes through: {@link LiveMessages.seal} before
  * `PUBLISH`, {@link LiveMessages.open} on receipt.
  *

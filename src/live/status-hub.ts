@@ -5,15 +5,15 @@
  * ({@link LiveKind.topic}: the txRef, or a digest of the userRef); "txRef" below stands for
  * either.
  *
- * - Election: the lease `live:lock:<txRef>` (state/lease.ts), held for three beats. The holder
+ * - Election: the lease `{live:lock:<txRef>}` (state/lease.ts), held for three beats. The holder
  *   polls (bypassing the cache and writing it) and, every beat (`LIVE_HEARTBEAT_MS`), renews the
  *   lease (or takes it again if it lapsed and is free), counts the watches still open and
  *   publishes a heartbeat.
- * - Fan-out: the poller publishes each status change on the channel `live:events:<txRef>`
+ * - Fan-out: the poller publishes each status change on the channel `live:{<txRef>}:events`
  *   (state/channel.ts); every replica with subscribers for that txRef listens there and hands
  *   the events to its own. Every message goes through live/messages.ts (sealed with the cache
  *   key, or clear and without personal data: then receivers read the record from the cache).
- * - Who watches: each local watch is a member of the lapsing set `live:subs:<txRef>`
+ * - Who watches: each local watch is a member of the lapsing set `live:{<txRef>}:subs`
  *   (state/lapsing.ts), held three beats and renewed every beat. The poller stops when the set
  *   is empty: the last subscriber of the cluster left, or its replica died (its members lapse).
  * - Takeover: a replica whose subscribers heard nothing for three beats tries to take the lease
@@ -65,7 +65,7 @@ const SHUTTING_DOWN = 'The gateway is shutting down; subscribe again.';
 /** The lease that elects a topic's poller. */
 const lockName = (txRef: string): string => `live:lock:${txRef}`;
 /** The lapsing set of the cluster's watches of a topic. */
-const watchers = (txRef: string): string => `live:subs:${txRef}`;
+const watchers = (txRef: string): string => `live:{${txRef}}:subs`;
 
 /** Events waiting for one subscriber, read one at a time. */
 class Inbox {
@@ -264,7 +264,7 @@ export class LiveHub implements LiveStatusHub {
   }
 
   #channel(txRef: string): string {
-    return this.#state.key('live', 'events', txRef);
+    return this.#state.key('live', `{${txRef}}`, 'events');
   }
 
   #open(kind: LiveKind<LiveRecord>, id: string, txRef: string): Watch {

@@ -138,10 +138,19 @@ export class MemoryClaimStore implements ClaimStore {
 }
 
 /**
- * The claims' keys, `<prefix>:confirm:v1:…` (`v1`: the form of keys and values; another form is
- * another key), for the store and for `npm run claims:acknowledge`.
+ * The claims' keys, `<prefix>:{confirm:v2}:…` (`v2`: the form of keys and values; another form is
+ * another key), for the store and for `npm run claims:acknowledge`. One hash tag for the claims
+ * and their ledger: every claims script checks the ledger with the claim, so on a cluster every
+ * claim is on the ledger's slot.
  */
-export const CLAIMS_NAMESPACE = ['confirm', 'v1'] as const;
+export const CLAIMS_NAMESPACE = ['{confirm:v2}'] as const;
+
+/**
+ * The ledger of the previous layout (`<prefix>:confirm:v1:…`, without a hash tag). A replica that
+ * finds it, and no ledger of this layout, saw claims this layout does not hold: it marks the
+ * ledger lost and confirms nothing until an operator acknowledges (which deletes it).
+ */
+export const CLAIMS_LEGACY_LEDGER = ['confirm', 'v1', 'ledger'] as const;
 
 /** Claims in Redis (`CACHE_URL`), shared by every replica, through the state's ledger. */
 export class RedisClaimStore implements ClaimStore {
@@ -170,7 +179,7 @@ export class RedisClaimStore implements ClaimStore {
     this.#onLost = onLost;
   }
 
-  /** `<prefix>:confirm:v1:<hash of the txRef>`: no reference in clear. */
+  /** `<prefix>:{confirm:v2}:<hash of the txRef>`: no reference in clear. */
   key(txRef: string): string {
     return this.#ledger.name(hashedKeyPart(txRef));
   }

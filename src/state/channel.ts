@@ -3,8 +3,11 @@
  * it is published and opened on receipt, where a message that does not open (forged, altered,
  * copied from another channel, replayed late) is dropped — the codec counts it — and never
  * reaches a listener. In memory the channels are this process's (a cluster of one: a message is
- * delivered asynchronously, as from Redis); in Redis, `PUBLISH`/`SUBSCRIBE` on the connection's
- * subscriber. Channel names are full names (the codec binds each message to its channel's name).
+ * delivered asynchronously, as from Redis); in Redis, `PUBLISH`/`SUBSCRIBE` on one node and
+ * sharded `SPUBLISH`/`SSUBSCRIBE` on a Redis Cluster (a message then travels to the one shard that
+ * holds its channel's slot, not to every node of the cluster; Redis 7 or later), chosen by
+ * {@link publishCommand} alone. Channel names are full names (the codec binds each message to its
+ * channel's name); on a cluster, a script that publishes must share its channel's hash tag.
  */
 import type { RedisConnection } from './redis.ts';
 
@@ -47,20 +50,35 @@ export class MemoryChannels implements Channels {
   }
 }
 
+/**
+ * The publishing command on this Redis: sharded on a cluster, plain on one node (which may be
+ * older than Redis 7). The one place that decides; a Lua script that publishes takes it as an
+ * argument.
+ */
+export function publishCommand(redis: RedisConnection): 'PUBLISH' | 'SPUBLISH' {
+  return redis.cluster ? 'SPUBLISH' : 'PUBLISH';
+}
+
 /** Channels on Redis, for every replica. */
 export class RedisChannels implements Channels {
   readonly #redis: RedisConnection;
+  readonly #sharded: boolean;
 
   constructor(redis: RedisConnection) {
     this.#redis = redis;
+    this.#sharded = publishCommand(redis) === 'SPUBLISH';
   }
 
   async publish(channel: string, text: string): Promise<number> {
-    return Number(await this.#redis.run((client) => client.publish(channel, text)));
+    return Number(
+      await this.#redis.run((client) =>
+        this.#sharded ? client.sPublish(channel, text) : client.publish(channel, text),
+      ),
+    );
   }
 
   subscribe(channel: string, listener: (text: string) => void): Promise<() => void> {
-    return this.#redis.subscribe(channel, listener);
+    return this.#redis.subscribe(channel, listener, this.#sharded);
   }
 }
 

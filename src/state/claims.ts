@@ -76,14 +76,26 @@ function markerOf(reply: unknown): string {
   return Array.isArray(reply) && typeof reply[0] === 'string' ? reply[0] : '';
 }
 
-/** Values under `<prefix>:<namespace…>:<id>`, the ledger at `<prefix>:<namespace…>:ledger`. */
+/**
+ * Values under `<prefix>:<namespace…>:<id>`, the ledger at `<prefix>:<namespace…>:ledger`; the
+ * namespace should carry a hash tag (`{…}`), so that the ledger and every value share a slot on a
+ * cluster. `legacyLedger`: the ledger of a previous layout, whose values this one does not hold:
+ * while it stands, a holder that has seen no marker yet counts it as seen, so that a missing
+ * ledger here reads as lost, not new; {@link acknowledge} deletes it.
+ */
 export class RedisLedger {
   readonly #redis: RedisConnection;
   readonly #namespace: readonly string[];
+  readonly #legacy: string | undefined;
 
-  constructor(redis: RedisConnection, namespace: readonly string[]) {
+  constructor(
+    redis: RedisConnection,
+    namespace: readonly string[],
+    legacyLedger?: readonly string[],
+  ) {
     this.#redis = redis;
     this.#namespace = namespace;
+    this.#legacy = legacyLedger && redis.key(...legacyLedger);
   }
 
   /** The full name of the value `id` (what it is sealed for). */
@@ -91,8 +103,20 @@ export class RedisLedger {
     return this.#redis.key(...this.#namespace, id);
   }
 
-  #ledger(): string {
+  /** The ledger's full name. */
+  ledgerName(): string {
     return this.#redis.key(...this.#namespace, 'ledger');
+  }
+
+  #ledger(): string {
+    return this.ledgerName();
+  }
+
+  /** `seen`, or (none seen yet) the previous layout's marker while it stands. */
+  async #seen(seen: string): Promise<string> {
+    if (seen !== '' || this.#legacy === undefined) return seen;
+    const legacy = this.#legacy;
+    return (await this.#redis.run((client) => client.get(legacy))) ?? '';
   }
 
   /**
@@ -100,7 +124,7 @@ export class RedisLedger {
    * `created`: there was no marker, and this check wrote one.
    */
   async check(seen: string): Promise<{ marker: string; created: boolean }> {
-    const args = ledgerArgs(seen);
+    const args = ledgerArgs(await this.#seen(seen));
     const marker = markerOf(await this.#redis.script(CHECK_LEDGER, [this.#ledger()], args));
     return { marker, created: marker === args[1] };
   }
@@ -119,7 +143,7 @@ export class RedisLedger {
     const reply = await this.#redis.script(
       script,
       [this.#ledger(), this.name(id)],
-      [...ledgerArgs(seen), ...args],
+      [...ledgerArgs(await this.#seen(seen)), ...args],
     );
     const held = (reply as unknown[])[1];
     return {
@@ -144,11 +168,16 @@ export class RedisLedger {
     return (await this.#redis.run((client) => client.get(key))) ?? undefined;
   }
 
-  /** Acknowledges a lost ledger: every holder adopts the new marker at its next step. */
+  /**
+   * Acknowledges a lost ledger: every holder adopts the new marker at its next step. The previous
+   * layout's ledger goes (its values are not carried over: this is the acknowledgement).
+   */
   async acknowledge(): Promise<string> {
     const marker = `a:${randomUUID()}:${new Date().toISOString()}`;
     const key = this.#ledger();
     await this.#redis.run((client) => client.set(key, marker));
+    const legacy = this.#legacy;
+    if (legacy !== undefined) await this.#redis.run((client) => client.del(legacy));
     return marker;
   }
 }

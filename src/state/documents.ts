@@ -52,12 +52,12 @@ export class RedisDocuments implements SharedDocuments {
 
   constructor(redis: RedisConnection) {
     this.#redis = redis;
-    this.#lru = redis.key('apq', 'lru');
-    this.#bytes = redis.key('apq', 'bytes');
+    this.#lru = redis.key('{apq}', 'lru');
+    this.#bytes = redis.key('{apq}', 'bytes');
   }
 
   name(hash: string): string {
-    return this.#redis.key('apq', 'doc', hash);
+    return this.#redis.key('{apq}', 'doc', hash);
   }
 
   async get(hash: string): Promise<string | undefined> {

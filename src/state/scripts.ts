@@ -3,6 +3,11 @@
  * (KEYS), its arguments (ARGV) and its reply. A script runs atomically on one Redis (or on the
  * one cluster node that holds its keys); no other command slips between its reads and writes.
  *
+ * On a Redis Cluster every key a script touches (and the channel it publishes on) must be in one
+ * hash slot: the callers name them with one shared hash tag, the part in `{…}` (`{name}` of a
+ * lease and its flag, `{<txRef>}` of a live poller, `{apq}` of the persisted documents,
+ * `{confirm:v2}` of the claims and their ledger).
+ *
  * Times that must agree across replicas are read from Redis's own clock (`NOW` below): the
  * replicas' clocks may differ.
  */
@@ -158,8 +163,9 @@ return 1
 // Persisted documents (state/documents.ts)
 
 /**
- * KEYS: the document, the LRU set (member: hash, score: last use), the bytes counter. ARGV:
- * stored text, now (ms), most bytes, hash, prefix of document keys, replace (1: the stored value
+ * KEYS: the document, the LRU set (member: hash, score: last use), the bytes counter, all three
+ * under one hash tag. ARGV: stored text, now (ms), most bytes, hash, prefix of document keys (the
+ * documents it evicts are named from it: the same hash tag), replace (1: the stored value
  * does not open). Stores the document (no TTL: Redis never evicts it, this script does), marks it
  * used, and drops the least recently used documents, and only documents, while over the byte
  * bound. Reply: 1 stored, 2 known already, 0 larger than the bound alone.

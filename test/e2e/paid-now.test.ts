@@ -255,7 +255,7 @@ function acknowledge(args: string[]): Promise<{ code: number | null; output: str
 }
 
 /** The claims ledger's key under the default key prefix. */
-const LEDGER = 'gw:confirm:v1:ledger';
+const LEDGER = 'gw:{confirm:v2}:ledger';
 const SUSPENDED = { code: 'UPSTREAM_UNAVAILABLE', reason: 'CLAIMS_UNVERIFIED' };
 
 describe.skipIf(skip)('claims lost while both replicas run', () => {

@@ -120,11 +120,11 @@ describe.skipIf(skip)('persisted-query registration is bounded, two processes on
         true,
       );
     }
-    const held = await redisNumber(['GET', 'gw:apq:bytes']);
+    const held = await redisNumber(['GET', 'gw:{apq}:bytes']);
     expect(held).toBeLessThanOrEqual(MAX_BYTES);
-    const members = (await bench.redis.command(['ZRANGE', 'gw:apq:lru', '0', '-1'])) as string[];
+    const members = (await bench.redis.command(['ZRANGE', 'gw:{apq}:lru', '0', '-1'])) as string[];
     let total = 0;
-    for (const hash of members) total += await redisNumber(['STRLEN', `gw:apq:doc:${hash}`]);
+    for (const hash of members) total += await redisNumber(['STRLEN', `gw:{apq}:doc:${hash}`]);
     expect(total).toBe(held);
     // texts[0] was used after texts[1..4] were registered: they left before it did.
     expect(members).not.toContain(sha256(texts[1] ?? ''));
@@ -132,32 +132,32 @@ describe.skipIf(skip)('persisted-query registration is bounded, two processes on
     expect(members.length).toBeLessThanOrEqual(7);
     // Sealed: no document text, no literal from it, in Redis.
     for (const hash of members.slice(-3)) {
-      const stored = String(await bench.redis.command(['GET', `gw:apq:doc:${hash}`]));
+      const stored = String(await bench.redis.command(['GET', `gw:{apq}:doc:${hash}`]));
       expect(stored.startsWith('gwe1:')).toBe(true);
       expect(stored).not.toContain('usr_secret');
     }
     // Documents have no TTL (Redis's volatile-* eviction never takes them; the script bounds them).
-    expect(await redisNumber(['PTTL', `gw:apq:doc:${members.at(-1)}`])).toBe(-1);
+    expect(await redisNumber(['PTTL', `gw:{apq}:doc:${members.at(-1)}`])).toBe(-1);
   });
 
   it('a stored document that does not open (another key, altered) is replaced when sent again', async () => {
     const token = await testToken(`rotator-${Date.now()}`);
     const text = documentOf(`rotated${Date.now()}`, 3_000);
-    const key = `gw:apq:doc:${sha256(text)}`;
+    const key = `gw:{apq}:doc:${sha256(text)}`;
     await apq(a, token, text, true);
     // As if sealed with a key no replica holds any more (the byte count kept true).
     const was = await redisNumber(['STRLEN', key]);
     const unreadable = `gwe1:XXXXXXXX:${'A'.repeat(4000)}`;
     await bench.redis.command(['SET', key, unreadable]);
-    await bench.redis.command(['INCRBY', 'gw:apq:bytes', String(unreadable.length - was)]);
+    await bench.redis.command(['INCRBY', 'gw:{apq}:bytes', String(unreadable.length - was)]);
     expect((await apq(b, token, text, false)).code).toBe('PERSISTED_QUERY_NOT_FOUND');
     expect((await apq(b, token, text, true)).data).toBeDefined();
     const reader = await testToken(`rotated-reader-${Date.now()}`);
     expect((await apq(b, reader, text, false)).data).toBeDefined();
-    const members = (await bench.redis.command(['ZRANGE', 'gw:apq:lru', '0', '-1'])) as string[];
+    const members = (await bench.redis.command(['ZRANGE', 'gw:{apq}:lru', '0', '-1'])) as string[];
     let total = 0;
-    for (const hash of members) total += await redisNumber(['STRLEN', `gw:apq:doc:${hash}`]);
-    expect(await redisNumber(['GET', 'gw:apq:bytes'])).toBe(total);
+    for (const hash of members) total += await redisNumber(['STRLEN', `gw:{apq}:doc:${hash}`]);
+    expect(await redisNumber(['GET', 'gw:{apq}:bytes'])).toBe(total);
   });
 
   it('700 registrations of 60 KB from one caller: Redis grows by a few MB, and no record is evicted', async () => {

@@ -31,7 +31,7 @@ const skip = skipRedisTests('redis-confirmations');
 const KEY = Buffer.alloc(32, 7).toString('base64');
 const OTHER_KEY = Buffer.alloc(32, 9).toString('base64');
 const ROUNDS = 5;
-const LEDGER = 'gw:confirm:v1:ledger';
+const LEDGER = 'gw:{confirm:v2}:ledger';
 const CONCURRENT = 50;
 
 let dir: string;
@@ -107,11 +107,11 @@ async function keys(): Promise<string[]> {
 }
 
 /** The key of a payment's claim: the gateway's own hash of the reference. */
-const claimKey = (txRef: string) => `gw:confirm:v1:${hashedKeyPart(txRef)}`;
+const claimKey = (txRef: string) => `gw:{confirm:v2}:${hashedKeyPart(txRef)}`;
 
 /** The claim keys (the only keys under `gw:confirm:`). */
 async function claimKeys(): Promise<string[]> {
-  return (await keys()).filter((key) => key.startsWith('gw:confirm:v1:') && key !== LEDGER);
+  return (await keys()).filter((key) => key.startsWith('gw:{confirm:v2}:') && key !== LEDGER);
 }
 
 describe.skipIf(skip)('confirmPayment claims over two processes and one Redis', () => {

@@ -101,10 +101,11 @@ describe.skipIf(skip)('Redis stopped and started again under a serving gateway',
       expect(answer.body.data).toMatchObject({ transaction: { status: 'SUCCESSFUL' } });
       during.push(ms);
     }
-    // The known reference costs an upstream call again (no cache), and still works.
+    // The known reference costs an upstream call again (no cache), and still works. (At least
+    // one: the background loop above reads it too, and may land in between.)
     const before = callsFor(cached);
     expect((await timedQuery(cached)).answer.status).toBe(200);
-    expect(callsFor(cached)).toBe(before + 1);
+    expect(callsFor(cached)).toBeGreaterThan(before);
 
     // Rate limits fail open: one caller's five quick requests, over its burst of 2, all pass.
     const token = await testToken(`burst-caller-${Date.now()}`);

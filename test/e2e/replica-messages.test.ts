@@ -1,5 +1,5 @@
 /**
- * Messages between replicas (live status on `<prefix>:live:events:<txRef>`), with two real
+ * Messages between replicas (live status on `<prefix>:live:{<txRef>}:events`), with two real
  * gateway processes per cluster on one real redis-server: with `CACHE_ENCRYPTION_KEY` they are
  * sealed (AES-256-GCM, the channel as associated data), without it they carry no personal data.
  * Either way a party that can PUBLISH on Redis cannot make a subscriber see a payment: its
@@ -49,7 +49,7 @@ beforeAll(async () => {
   listener = createClient({ url: bench.redis.url });
   listener.on('error', () => {});
   await listener.connect();
-  await listener.pSubscribe('*:live:events:*', (message, channel) => {
+  await listener.pSubscribe('*:live:{*}:events', (message, channel) => {
     heard.set(channel, [...(heard.get(channel) ?? []), message]);
   });
 }, 40_000);
@@ -94,17 +94,17 @@ describe.skipIf(skip)('messages between replicas', () => {
   it('with CACHE_ENCRYPTION_KEY: sealed, bound to their channel; forged ones dropped and counted', async () => {
     const txRef = `NT-SEAL${Date.now()}`;
     const other = `NT-SEALB${Date.now()}`;
-    const channel = `sealed:live:events:${txRef}`;
+    const channel = `sealed:live:{${txRef}}:events`;
     const followers = [follow(sealed[0], txRef, token), follow(sealed[1], txRef, token)];
     const bystander = follow(sealed[0], other, token);
     await Promise.all([...followers, bystander].map((f) => f.first));
     await until(() => (heard.get(channel)?.length ?? 0) >= 2, 3000);
-    await until(() => (heard.get(`sealed:live:events:${other}`)?.length ?? 0) >= 1, 3000);
+    await until(() => (heard.get(`sealed:live:{${other}}:events`)?.length ?? 0) >= 1, 3000);
 
     const before = await rejected(sealed);
     const forged = forgeries(txRef, 'forger');
     // A genuine sealed message of another channel, replayed on this one.
-    forged.push(heard.get(`sealed:live:events:${other}`)?.[0] ?? '');
+    forged.push(heard.get(`sealed:live:{${other}}:events`)?.[0] ?? '');
     for (const message of forged) await publish(channel, message);
     // Each of the two replicas drops each message.
     await until(async () => (await rejected(sealed)) - before >= 2 * forged.length, 3000);
@@ -137,7 +137,7 @@ describe.skipIf(skip)('messages between replicas', () => {
 
   it('without a key: no personal data on the channel, and a forged record is never shown', async () => {
     const txRef = `NT-CLEAR${Date.now()}`;
-    const channel = `clear:live:events:${txRef}`;
+    const channel = `clear:live:{${txRef}}:events`;
     const followers = [follow(clear[0], txRef, token), follow(clear[1], txRef, token)];
     await Promise.all(followers.map((f) => f.first));
     await until(() => (heard.get(channel)?.length ?? 0) >= 2, 3000);

@@ -7,9 +7,11 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { createClient } from '@redis/client';
+import { createClient, createCluster } from '@redis/client';
 import {
   type Fixture,
   kycByRef,
@@ -181,4 +183,199 @@ export async function startRedisBench(
       await redis.stop();
     },
   };
+}
+
+/** redis-cli beside redis-server (Debian's redis-tools); undefined when absent. */
+function findRedisCli(): string | undefined {
+  const dirs = [...(process.env.PATH ?? '').split(delimiter), '/usr/bin', '/usr/local/bin'];
+  return dirs.map((dir) => join(dir, 'redis-cli')).find((path) => existsSync(path));
+}
+
+export const REDIS_CLI = findRedisCli();
+
+/** True when the Redis Cluster tests must be skipped (no redis-server or redis-cli, not in CI). */
+export function skipRedisClusterTests(suite: string): boolean {
+  if ((REDIS_SERVER && REDIS_CLI) || inCi) return false;
+  console.warn(
+    `[${suite}] SKIPPED: redis-server or redis-cli is absent, so the Redis Cluster tests did not ` +
+      'run. Install them with `apt-get install -y redis-server redis-tools` (CI installs them, ' +
+      'and fails without them).',
+  );
+  return true;
+}
+
+/** A real 3-master Redis Cluster on loopback, for the cluster runs of the Redis tests. */
+export interface TestRedisCluster {
+  ports: number[];
+  /** `redis+cluster://127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3`: a `CACHE_URL`. */
+  url: string;
+  /** Runs one command on the master of `args[1]`'s slot (the key), from the test. */
+  command(args: string[]): Promise<unknown>;
+  /** Stops the three servers by their PIDs and removes their directory. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts 3 redis-servers with `--cluster-enabled yes` on free loopback ports (their cluster
+ * files in a temporary directory), joins them with `redis-cli --cluster create … --cluster-replicas
+ * 0`, and waits until every node reports `cluster_state:ok`.
+ */
+export async function startRedisCluster(): Promise<TestRedisCluster> {
+  if (!REDIS_SERVER || !REDIS_CLI) {
+    throw new Error('CI=true but redis-server or redis-cli is absent: .ci/run installs them.');
+  }
+  const server = REDIS_SERVER;
+  const cli = REDIS_CLI;
+  const dir = await mkdtemp(join(tmpdir(), 'gw-redis-cluster-'));
+  const ports: number[] = [];
+  while (ports.length < 3) {
+    const port = await freePort();
+    // A cluster node also listens on port + 10000 (the cluster bus).
+    if (!ports.includes(port) && port + 10_000 <= 65_535) ports.push(port);
+  }
+  const children = ports.map((port) =>
+    spawn(
+      server,
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        join(dir, `nodes-${port}.conf`),
+        '--cluster-node-timeout',
+        '5000',
+        '--dir',
+        dir,
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+      ],
+      { stdio: 'ignore' },
+    ),
+  );
+  const stop = async (): Promise<void> => {
+    await Promise.all(
+      children.map(async (child) => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        await exited;
+      }),
+    );
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    await Promise.all(ports.map((port) => waitForPong(`redis://127.0.0.1:${port}`, 10_000)));
+    await new Promise<void>((resolve, reject) => {
+      const create = spawn(
+        cli,
+        [
+          '--cluster',
+          'create',
+          ...ports.map((port) => `127.0.0.1:${port}`),
+          '--cluster-replicas',
+          '0',
+          '--cluster-yes',
+        ],
+        { stdio: 'ignore' },
+      );
+      create.once('error', reject);
+      create.once('exit', (code) =>
+        code === 0 ? resolve() : reject(new Error(`redis-cli --cluster create exited ${code}`)),
+      );
+    });
+    const until = Date.now() + 30_000;
+    for (const port of ports) {
+      for (;;) {
+        const info = String(await command(`redis://127.0.0.1:${port}`, ['CLUSTER', 'INFO']));
+        if (info.includes('cluster_state:ok')) break;
+        if (Date.now() > until) throw new Error(`cluster not ok on ${port}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    ports,
+    url: `redis+cluster://${ports.map((port) => `127.0.0.1:${port}`).join(',')}`,
+    command: async (args) => {
+      const client = createCluster({
+        rootNodes: ports.map((port) => ({ socket: { host: '127.0.0.1', port } })),
+        defaults: { socket: { connectTimeout: 1000, reconnectStrategy: false } },
+      });
+      client.on('error', () => {});
+      await client.connect();
+      try {
+        return await client.sendCommand(args[1], false, args);
+      } finally {
+        client.destroy();
+      }
+    },
+    stop,
+  };
+}
+
+/** A real redis-server watched by one real Sentinel, for the Sentinel run of the state contract. */
+export interface TestRedisSentinel {
+  /** `redis+sentinel://127.0.0.1:<sentinel port>/gwmaster`: a `CACHE_URL`. */
+  url: string;
+  master: TestRedis;
+  /** Stops the sentinel and the master by their PIDs, and removes the sentinel's directory. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a redis-server (the master) and `redis-server <conf> --sentinel` monitoring it as
+ * `gwmaster` (quorum 1) on free loopback ports; resolves once the sentinel names the master.
+ */
+export async function startRedisSentinel(): Promise<TestRedisSentinel> {
+  if (!REDIS_SERVER) throw new Error('CI=true but redis-server is absent: .ci/run installs it.');
+  const master = await startRedis();
+  const dir = await mkdtemp(join(tmpdir(), 'gw-redis-sentinel-'));
+  const port = await freePort();
+  const conf = join(dir, 'sentinel.conf');
+  await writeFile(
+    conf,
+    [
+      `port ${port}`,
+      'bind 127.0.0.1',
+      `dir ${dir}`,
+      `sentinel monitor gwmaster 127.0.0.1 ${master.port} 1`,
+      'sentinel down-after-milliseconds gwmaster 5000',
+      '',
+    ].join('\n'),
+  );
+  const child = spawn(REDIS_SERVER, [conf, '--sentinel'], { stdio: 'ignore' });
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    await master.stop();
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    const until = Date.now() + 10_000;
+    for (;;) {
+      const named = await command(`redis://127.0.0.1:${port}`, [
+        'SENTINEL',
+        'GET-MASTER-ADDR-BY-NAME',
+        'gwmaster',
+      ]).catch(() => undefined);
+      if (Array.isArray(named) && String(named[1]) === String(master.port)) break;
+      if (Date.now() > until) throw new Error('the sentinel did not name the master');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { url: `redis+sentinel://127.0.0.1:${port}/gwmaster`, master, stop };
 }

@@ -51,10 +51,10 @@ describe('settings, declared once', () => {
     expect(read('PORT', 'x')).toBe('PORT: must be a whole number (got "x")');
     expect(read('PORT', '70000')).toBe('PORT: must be from 0 to 65535 (got 70000)');
     expect(read('CACHE_URL', 'http://user:hunter2@x')).toBe(
-      'CACHE_URL: must use redis or rediss (got http)',
+      'CACHE_URL: must use redis, rediss, redis+cluster, rediss+cluster, redis+sentinel or rediss+sentinel (got http)',
     );
     expect(read('CACHE_URL', 'not a url hunter2')).toBe(
-      'CACHE_URL: must be an absolute URL (got (value hidden))',
+      'CACHE_URL: must use redis, rediss, redis+cluster, rediss+cluster, redis+sentinel or rediss+sentinel (got no scheme)',
     );
     expect(read('AUTH_JWT_SECRET', 'short-hunter2')).toBe(
       'AUTH_JWT_SECRET: must be at least 32 bytes long for HS256',

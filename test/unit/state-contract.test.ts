@@ -22,7 +22,16 @@ import {
   type VersionedStore,
 } from '../../src/state/records.ts';
 import { RedisConnection, RedisUnavailableError } from '../../src/state/redis.ts';
-import { skipRedisTests, startRedis, type TestRedis } from '../helpers/redis.ts';
+import {
+  skipRedisClusterTests,
+  skipRedisTests,
+  startRedis,
+  startRedisCluster,
+  startRedisSentinel,
+  type TestRedis,
+  type TestRedisCluster,
+  type TestRedisSentinel,
+} from '../helpers/redis.ts';
 
 interface Entry extends Versioned {
   value: string;
@@ -352,5 +361,78 @@ describe.skipIf(skip)('redis', () => {
       while (!connection.isReady && Date.now() < deadline) await sleep(50);
       expect(await state.once.first(fresh('once'), 1000)).toBe(true);
     });
+  });
+});
+
+// The same contract on a real 3-master Redis Cluster: every multi-key script's keys share a hash
+// tag (a CROSSSLOT error fails the test), and channels are sharded (SPUBLISH/SSUBSCRIBE).
+const skipCluster = skipRedisClusterTests('state-contract cluster');
+let cluster: TestRedisCluster | undefined;
+let clusterConnection: RedisConnection | undefined;
+
+describe.skipIf(skipCluster)('redis cluster', () => {
+  beforeAll(async () => {
+    cluster = await startRedisCluster();
+    clusterConnection = new RedisConnection(
+      { url: cluster.url, connectTimeoutMs: 1000, commandTimeoutMs: 500, keyPrefix: 'contract' },
+      { state: () => {}, error: (component) => failures.push(component) },
+    );
+    expect(await clusterConnection.connected(5000)).toBe(true);
+    expect(clusterConnection.cluster).toBe(true);
+  }, 60_000);
+  afterAll(async () => {
+    await clusterConnection?.close();
+    await cluster?.stop();
+  });
+
+  contract('redis cluster', () => {
+    if (!clusterConnection) throw new Error('no connection');
+    return {
+      state: redisState(clusterConnection),
+      records: new RedisVersionedStore<Entry>(clusterConnection, undefined),
+      lapse: (ms) => sleep(ms),
+    };
+  });
+
+  it('spreads keys over the three masters (a real cluster, not one node)', async () => {
+    if (!cluster) throw new Error('no cluster');
+    const slots = (await cluster.command(['CLUSTER', 'SLOTS'])) as unknown[];
+    expect(slots).toHaveLength(3);
+  });
+});
+
+// And through Redis Sentinel (`redis+sentinel://`): the client asks the sentinel for the master
+// and talks to it (commands, scripts and pub/sub on its own connections).
+let sentinel: TestRedisSentinel | undefined;
+let sentinelConnection: RedisConnection | undefined;
+
+describe.skipIf(skip)('redis sentinel', () => {
+  beforeAll(async () => {
+    sentinel = await startRedisSentinel();
+    sentinelConnection = new RedisConnection(
+      { url: sentinel.url, connectTimeoutMs: 1000, commandTimeoutMs: 500, keyPrefix: 'contract' },
+      { state: () => {}, error: (component) => failures.push(component) },
+    );
+    expect(await sentinelConnection.connected(5000)).toBe(true);
+  }, 30_000);
+  afterAll(async () => {
+    await sentinelConnection?.close();
+    await sentinel?.stop();
+  });
+
+  contract('redis sentinel', () => {
+    if (!sentinelConnection) throw new Error('no connection');
+    return {
+      state: redisState(sentinelConnection),
+      records: new RedisVersionedStore<Entry>(sentinelConnection, undefined),
+      lapse: (ms) => sleep(ms),
+    };
+  });
+
+  it('writes on the master the sentinel names', async () => {
+    if (!sentinelConnection || !sentinel) throw new Error('no sentinel');
+    const name = fresh('once');
+    expect(await redisState(sentinelConnection).once.first(name, 10_000)).toBe(true);
+    expect(await sentinel.master.command(['EXISTS', `contract:${name}`])).toBe(1);
   });
 });
