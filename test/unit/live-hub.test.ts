@@ -225,7 +225,7 @@ describe('the live hub over the memory state (two replicas in one process)', () 
     service.status.set('T2', 'PENDING');
     const beats: LiveMessage[] = [];
     const codec = new LiveMessages(undefined, () => {});
-    const channel = state.key('live', 'events', 'T2');
+    const channel = state.key('live', '{T2}', 'events');
     await state.channels.subscribe(channel, (text) => {
       const message = codec.open(channel, text);
       if (message?.t === 'beat') beats.push(message);
