@@ -11,12 +11,11 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createClient } from '@redis/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../helpers/eventually.ts';
 import { type Fixture, kycByRef, startFixture, transactionBody } from '../helpers/fixture.ts';
 import { query, spawnGateway, stopAllGateways, testToken } from '../helpers/processes.ts';
-import { freePort, REDIS_SERVER, skipRedisTests } from '../helpers/redis.ts';
+import { command, freePort, REDIS_SERVER, skipRedisTests } from '../helpers/redis.ts';
 
 const OPENSSL = ['/usr/bin/openssl', '/usr/local/bin/openssl'].find((path) => existsSync(path));
 const skip =
@@ -36,18 +35,8 @@ let payment: Fixture;
 let kyc: Fixture;
 
 /** A client of the test's own, over TLS as the ACL user. */
-async function inspect(args: string[]): Promise<unknown> {
-  const client = createClient({
-    url: `rediss://gw:${PASSWORD}@127.0.0.1:${port}`,
-    socket: { tls: true, ca, connectTimeout: 1000, reconnectStrategy: false },
-  });
-  client.on('error', () => {});
-  await client.connect();
-  try {
-    return await client.sendCommand(args);
-  } finally {
-    client.destroy();
-  }
+function inspect(args: string[]): Promise<unknown> {
+  return command(`rediss://gw:${PASSWORD}@127.0.0.1:${port}`, args, { ca });
 }
 
 beforeAll(async () => {

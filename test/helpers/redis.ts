@@ -78,10 +78,13 @@ async function waitForPong(url: string, ms: number): Promise<void> {
   }
 }
 
-async function command(url: string, args: string[]): Promise<unknown> {
+/** One command on a connection of its own (`tls`: the CA a TLS-only server is trusted by). */
+export async function command(url: string, args: string[], tls?: { ca: Buffer }): Promise<unknown> {
   const client = createClient({
     url,
-    socket: { connectTimeout: 1000, reconnectStrategy: false },
+    socket: tls
+      ? { tls: true, ca: tls.ca, connectTimeout: 1000, reconnectStrategy: false }
+      : { connectTimeout: 1000, reconnectStrategy: false },
   });
   client.on('error', () => {});
   await client.connect();
