@@ -66,6 +66,9 @@ const SHUTTING_DOWN = 'The gateway is shutting down; subscribe again.';
 const lockName = (txRef: string): string => `live:lock:${txRef}`;
 /** The lapsing set of the cluster's watches of a topic. */
 const watchers = (txRef: string): string => `live:{${txRef}}:subs`;
+/** The channel of a topic's events and heartbeats (its watches' hash tag: one shard). */
+export const eventsChannel = (state: SharedState, txRef: string): string =>
+  state.key('live', `{${txRef}}`, 'events');
 
 /** Events waiting for one subscriber, read one at a time. */
 class Inbox {
@@ -263,10 +266,6 @@ export class LiveHub implements LiveStatusHub {
     return () => this.#leave(current, listener);
   }
 
-  #channel(txRef: string): string {
-    return this.#state.key('live', `{${txRef}}`, 'events');
-  }
-
   #open(kind: LiveKind<LiveRecord>, id: string, txRef: string): Watch {
     const watch: Watch = {
       kind,
@@ -284,8 +283,9 @@ export class LiveHub implements LiveStatusHub {
     };
     this.#watches.set(txRef, watch);
     watch.ready = (async () => {
-      watch.unsubscribe = await this.#channels.subscribe(this.#channel(txRef), (message) =>
-        this.#receive(watch, message),
+      watch.unsubscribe = await this.#channels.subscribe(
+        eventsChannel(this.#state, txRef),
+        (message) => this.#receive(watch, message),
       );
       await this.#register(watch);
       watch.heardAt = this.#clock.now();
@@ -396,7 +396,7 @@ export class LiveHub implements LiveStatusHub {
           : { t: 'changed', owner, ...pushed };
     void this.#state.orLocally(
       'live',
-      () => this.#channels.publish(this.#channel(txRef), message),
+      () => this.#channels.publish(eventsChannel(this.#state, txRef), message),
       () => undefined,
     );
   }
@@ -523,7 +523,7 @@ export class LiveHub implements LiveStatusHub {
           }
           const left = await lapsing.count(watchers(txRef));
           const beat: LiveMessage = { t: 'beat', owner: this.#id, since: poller.startedAt };
-          await this.#channels.publish(this.#channel(txRef), beat);
+          await this.#channels.publish(eventsChannel(this.#state, txRef), beat);
           return left;
         },
         () => undefined,

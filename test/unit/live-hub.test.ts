@@ -10,7 +10,7 @@ import { GatewayError } from '../../src/errors.ts';
 import type { TransactionStatus } from '../../src/graphql/generated/resolvers-types.ts';
 import type { LiveClock, LiveObserver, LiveSettings } from '../../src/live/hub.ts';
 import { type LiveMessage, LiveMessages } from '../../src/live/messages.ts';
-import { LiveHub } from '../../src/live/status-hub.ts';
+import { eventsChannel, LiveHub } from '../../src/live/status-hub.ts';
 import type { UpstreamKycUser, UpstreamTransaction } from '../../src/model/records.ts';
 import { memoryState } from '../../src/state/index.ts';
 
@@ -225,7 +225,7 @@ describe('the live hub over the memory state (two replicas in one process)', () 
     service.status.set('T2', 'PENDING');
     const beats: LiveMessage[] = [];
     const codec = new LiveMessages(undefined, () => {});
-    const channel = state.key('live', '{T2}', 'events');
+    const channel = eventsChannel(state, 'T2');
     await state.channels.subscribe(channel, (text) => {
       const message = codec.open(channel, text);
       if (message?.t === 'beat') beats.push(message);
