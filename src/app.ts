@@ -6,9 +6,11 @@ import { readFileSync } from 'node:fs';
 import { trace } from '@opentelemetry/api';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { type Authenticator, createAuthenticator, signToken } from './auth.ts';
+import type { BusinessAccount } from './businesses/accounts.ts';
+import { Businesses, type BusinessRuntime, SINGLE_BUSINESS_ID } from './businesses/registry.ts';
 import { LeaseFlightLock } from './cache/flight.ts';
 import { Sealer } from './cache/seal.ts';
-import { createSources } from './cache/sources.ts';
+import { createSources, type RecordSources } from './cache/sources.ts';
 import { type CacheObserver, RecordCache } from './cache/store.ts';
 import type {
   AuthConfig,
@@ -17,9 +19,9 @@ import type {
   PaymentUpstreamConfig,
   RateLimitConfig,
 } from './config.ts';
+import type { ContextDeps, ResolverSettings } from './context.ts';
 import { createPersistedStore, trustedOperationNames } from './graphql/persisted.ts';
 import { perCallerKind, type RateLimiter, UNLIMITED } from './http/rate-limit.ts';
-import type { LiveDeps, LiveStatusHub } from './live/hub.ts';
 import { LiveMessages } from './live/messages.ts';
 import { LiveHub } from './live/status-hub.ts';
 import { isTxRef } from './model/input.ts';
@@ -41,12 +43,13 @@ import { type LedgerReport, RedisLedger } from './state/claims.ts';
 import { memoryState, redisState, type SharedState } from './state/index.ts';
 import type { TokenBuckets } from './state/quota.ts';
 import { RedisConnection } from './state/redis.ts';
+import { within } from './state/scope.ts';
 import { RedisSseReservations } from './state/sse-reservations.ts';
 import { CallerShare } from './upstream/caller-share.ts';
 import { KycClient, PaymentClient } from './upstream/clients.ts';
 import type { UpstreamObserver } from './upstream/http.ts';
 import { createKycPageHandler, type KycPageHandler } from './web/kycPage.ts';
-import { createWebhookHandler } from './webhooks/handler.ts';
+import { createWebhookHandler, routeWebhooks, type WebhookHandler } from './webhooks/handler.ts';
 import { createRefresher } from './webhooks/refresh.ts';
 import { createReplayGuard } from './webhooks/replay.ts';
 
@@ -76,12 +79,20 @@ export interface AppInputs {
   kycPageDemo?: KycPageDemo;
   /** The process's OpenTelemetry tracing (main.ts starts it from the OTEL_* variables). */
   tracing?: Tracing;
+  /**
+   * Several businesses (`BUSINESSES_FILE`, or the sandbox's demo ones): each with its own
+   * credentials, which those of `payment` and `kyc` then are not. Absent: one business, from
+   * `payment`, `kyc` and the webhook settings.
+   */
+  businesses?: readonly BusinessAccount[];
 }
 
 export interface KycPageDemo {
   secret: string;
   txRefs: readonly string[];
   pendingTxRef: () => string;
+  /** With several businesses: the business the demo tokens name, and the claim that names it. */
+  business?: { claim: string; id: string };
 }
 
 const BREAKER_GAUGE = { closed: 0, open: 1, half_open: 2 } as const;
@@ -147,50 +158,51 @@ function connectRedis(
   );
 }
 
-/** The live hub, and the rate limiter: shared through Redis when there is one. */
-function clusterParts(
-  config: GatewayConfig,
-  state: SharedState,
-  live: LiveDeps,
-  messages: LiveMessages,
-): { live: LiveStatusHub; rateLimiter: RateLimiter } {
-  const buckets = (rate: RateLimitConfig): TokenBuckets =>
-    rate.rps === 0 ? UNLIMITED : state.buckets(rate);
-  return {
-    live: new LiveHub(live, state, messages),
-    rateLimiter: perCallerKind({
-      endUser: buckets(config.rateLimit),
-      service: buckets(config.rateLimit.service),
-    }),
-  };
-}
-
 /**
- * Where `confirmPayment` keeps its claims: Redis, shared by the replicas and sealed as records
- * are, its ledger and durability checked at start and at every reconnection (and logged); or,
- * without it, this process's memory (said at start), refused in production unless allowed.
+ * Where `confirmPayment` keeps its claims, one store per business: Redis, shared by the replicas
+ * and sealed as records are, each business's ledger and Redis's durability checked at start and
+ * at every reconnection (and logged); or, without it, this process's memory (said once at start),
+ * refused in production unless allowed.
  */
-function claimStore(
+function claimStores(
   config: GatewayConfig,
   redis: RedisConnection | undefined,
   logger: Logger,
-): ClaimStore {
+): (business: string, namespace: string | undefined) => ClaimStore {
   const retentionMs = config.confirmationRetentionDays * 86_400_000;
   if (redis) {
     const { encryption } = config.cache;
-    const store = new RedisClaimStore(
-      new RedisLedger(redis, CLAIMS_NAMESPACE, CLAIMS_LEGACY_LEDGER),
-      retentionMs,
-      encryption && new Sealer(encryption),
-      () => logger.error(LEDGER_LOST_LINE),
-    );
+    const stores = new Map<string, RedisClaimStore>();
     redis.onReady(() => {
-      store.inspect().then(
-        (report) => logLedger(logger, report),
-        () => logger.warn('payment confirmations: the claims ledger could not be checked now'),
-      );
+      // Redis's durability is said once; each business's ledger when it is not simply in order.
+      let first = true;
+      for (const [business, store] of stores) {
+        const said = first;
+        first = false;
+        store.inspect().then(
+          (report) => logLedger(logger, report, said, business),
+          () =>
+            logger.warn(
+              { business },
+              'payment confirmations: the claims ledger could not be checked now',
+            ),
+        );
+      }
     });
-    return store;
+    return (business, namespace) => {
+      // The single business keeps the key layout it always had (and the previous one's ledger);
+      // each of several has its own, under its namespace.
+      const store = new RedisClaimStore(
+        namespace === undefined
+          ? new RedisLedger(redis, CLAIMS_NAMESPACE, CLAIMS_LEGACY_LEDGER)
+          : new RedisLedger(redis, [namespace, ...CLAIMS_NAMESPACE]),
+        retentionMs,
+        encryption && new Sealer(encryption),
+        () => logger.error({ business }, LEDGER_LOST_LINE),
+      );
+      stores.set(business, store);
+      return store;
+    };
   }
   const refuse = config.production && !config.allowMemoryClaims;
   if (refuse) {
@@ -202,22 +214,31 @@ function claimStore(
       "payment confirmations: claims are kept in this process's memory (no CACHE_URL): one replica only, forgotten on restart",
     );
   }
-  return new MemoryClaimStore(retentionMs, { refuse });
+  return () => new MemoryClaimStore(retentionMs, { refuse });
 }
 
 const LEDGER_LOST_LINE =
   'payment confirmations: SUSPENDED — the claims store was emptied or replaced while the gateway ran; nothing is confirmed until an operator runs `npm run claims:acknowledge` (see docs/payments.md)';
 
-/** Says what the claims ledger and Redis's durability look like: loudly when claims can be lost. */
-function logLedger(logger: Logger, report: LedgerReport): void {
+/**
+ * Says what a business's claims ledger and (`durability`) Redis's durability look like: loudly
+ * when claims can be lost.
+ */
+function logLedger(
+  logger: Logger,
+  report: LedgerReport,
+  durabilityToo: boolean,
+  business: string,
+): void {
   const { ledger, durability } = report;
   // A loss is told by the store's `onLost`, once.
   if (ledger === 'acknowledged') {
     logger.warn(
-      { ledger },
+      { ledger, business },
       'payment confirmations: a lost claims ledger was acknowledged; confirming again',
     );
   }
+  if (!durabilityToo) return;
   if (!durability.readable) {
     logger.warn(
       { reason: durability.reason },
@@ -271,6 +292,175 @@ export async function startApp(inputs: AppInputs): Promise<Gateway> {
   return gateway;
 }
 
+/** The namespace of a business's keys when several are served (the one business has none). */
+export function businessNamespace(id: string): string {
+  return `biz:${id}`;
+}
+
+/** What every business of a gateway is built from. */
+interface BusinessParts {
+  inputs: AppInputs;
+  /** The state of every replica, of which each of several businesses sees its own namespace. */
+  state: SharedState;
+  metrics: GatewayMetrics;
+  logger: Logger;
+  observer: UpstreamObserver;
+  observeCache: CacheObserver;
+  messages: LiveMessages;
+  cluster: ClusterMetrics;
+  claims: (business: string, namespace: string | undefined) => ClaimStore;
+  callerShare: CallerShare | undefined;
+  /** The resolver settings every business shares (its own public KYC values added). */
+  settings: Omit<ResolverSettings, 'sdk'>;
+  /** Clients replaced by an update, closed once their calls have had their time. */
+  retired: Set<{ close(): Promise<void> }>;
+}
+
+/** A business with its own health, for readiness. */
+interface ServedBusiness extends BusinessRuntime {
+  /** Both of its upstream circuits are open. */
+  upstreamsDown(): boolean;
+  /** Its record store answers. */
+  ping(): Promise<boolean>;
+}
+
+/**
+ * One business: its upstream clients (its credentials and slug), and over its view of the state
+ * its records, single flight, live status and claims; its public KYC values and its webhooks.
+ * `several`: its keys are under its namespace.
+ */
+function buildBusiness(account: BusinessAccount, several: boolean, parts: BusinessParts) {
+  const { inputs, metrics, logger } = parts;
+  const { config, tracing } = inputs;
+  const namespace = several ? businessNamespace(account.id) : undefined;
+  const state = namespace === undefined ? parts.state : within(parts.state, namespace);
+  const clientsOf = (of: BusinessAccount) => ({
+    account: of,
+    payment: new PaymentClient(
+      { baseUrl: inputs.payment.baseUrl, accessToken: of.paymentAccessToken },
+      config.upstream,
+      parts.observer,
+      config.upstreamTimeZone,
+      tracing,
+    ),
+    kyc: new KycClient(
+      {
+        ...inputs.kyc,
+        secretKey: of.kycSecretKey,
+        publicKey: of.kycPublicKey,
+        businessSlug: of.kycBusinessSlug,
+      },
+      config.upstream,
+      parts.observer,
+      config.upstreamTimeZone,
+      tracing,
+    ),
+  });
+  let current = clientsOf(account);
+  const cache = inputs.cache
+    ? inputs.cache(parts.observeCache)
+    : new RecordCache(
+        state.records(config.cache, config.cache.encryption && new Sealer(config.cache.encryption)),
+        parts.observeCache,
+      );
+  const sources: RecordSources = createSources({
+    // Through the current clients: an update's credentials serve the next call.
+    payment: { getTransaction: (txRef) => current.payment.getTransaction(txRef) },
+    kyc: { getUser: (userRef) => current.kyc.getUser(userRef) },
+    cache,
+    policy: config.cache,
+    get businessSlug() {
+      return current.account.kycBusinessSlug;
+    },
+    ...(state.shared && {
+      flightLock: new LeaseFlightLock(state, {
+        // Held a little longer than one upstream read may take; waited for as long as one.
+        holdMs: config.upstream.timeoutMs + 1000,
+        waitMs: config.upstream.timeoutMs,
+        pollMs: 25,
+      }),
+    }),
+  });
+  const live = new LiveHub(
+    { sources, settings: config.live, observer: parts.cluster.liveObserver() },
+    state,
+    parts.messages,
+  );
+  const confirmations = new PaymentConfirmations(parts.claims(account.id, namespace), (outcome) =>
+    metrics.paymentConfirmations.inc({ outcome }),
+  );
+  const { toleranceSeconds } = config.webhooks;
+  // Remembered as long as a signed time may still be accepted: twice the tolerance.
+  const replay = createReplayGuard(2 * toleranceSeconds, state);
+  const refresher = createRefresher(config.upstream.timeoutMs + 1000, state);
+  const webhooksOf = (of: BusinessAccount): WebhookHandler | undefined =>
+    of.webhookSecrets.length === 0
+      ? undefined
+      : createWebhookHandler({
+          secrets: of.webhookSecrets,
+          toleranceSeconds,
+          sources,
+          live,
+          replay,
+          refresher,
+          metrics,
+          logger,
+        });
+  const contextOf = (of: BusinessAccount): ContextDeps => ({
+    sources,
+    settings: {
+      ...parts.settings,
+      sdk: {
+        scriptUrl: inputs.kyc.sdkScriptUrl,
+        publicKey: of.kycPublicKey,
+        businessSlug: of.kycBusinessSlug,
+      },
+    },
+    live,
+    confirmations,
+    ...(parts.callerShare && { callerShare: parts.callerShare }),
+  });
+  let context = contextOf(account);
+  let webhooks = webhooksOf(account);
+  const removed = new AbortController();
+  const retire = (clients: typeof current): void => {
+    for (const client of [clients.payment, clients.kyc]) {
+      parts.retired.add(client);
+      // A call under way keeps its client for its whole time budget, retries included.
+      setTimeout(() => {
+        parts.retired.delete(client);
+        void client.close();
+      }, config.upstream.timeoutMs + 1000).unref();
+    }
+  };
+  const business: ServedBusiness = {
+    id: account.id,
+    get context() {
+      return context;
+    },
+    get webhooks() {
+      return webhooks;
+    },
+    removed: removed.signal,
+    update(next) {
+      retire(current);
+      current = clientsOf(next);
+      context = contextOf(next);
+      webhooks = webhooksOf(next);
+    },
+    async close() {
+      removed.abort();
+      // Pollers first (they release their Redis locks).
+      await live.close();
+      await Promise.allSettled([current.payment.close(), current.kyc.close()]);
+    },
+    upstreamsDown: () =>
+      current.payment.breakerState === 'open' && current.kyc.breakerState === 'open',
+    ping: () => cache.ping(),
+  };
+  return business;
+}
+
 function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection | undefined } {
   const { config } = inputs;
   const metrics = new GatewayMetrics();
@@ -281,9 +471,6 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
   // With tracing off, nothing on the hot path looks for a span.
   const { tracing } = inputs;
   const observer = upstreamObserver(metrics, logger, tracing !== undefined);
-  const zone = config.upstreamTimeZone;
-  const payment = new PaymentClient(inputs.payment, config.upstream, observer, zone, tracing);
-  const kyc = new KycClient(inputs.kyc, config.upstream, observer, zone, tracing);
   const warn = throttledWarn(logger);
   const cluster = new ClusterMetrics(metrics, config.cache.url !== undefined);
   const redis = inputs.cache ? undefined : connectRedis(config, cluster, logger, warn);
@@ -305,40 +492,66 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
       warn(`cache:${kind}`, { kind }, 'cache store failed; serving without it');
     }
   };
-  const cache = inputs.cache
-    ? inputs.cache(observeCache)
-    : new RecordCache(
-        state.records(config.cache, config.cache.encryption && new Sealer(config.cache.encryption)),
-        observeCache,
-      );
-  const sources = createSources({
-    payment,
-    kyc,
-    cache,
-    policy: config.cache,
-    businessSlug: inputs.kyc.businessSlug,
-    ...(state.shared && {
-      flightLock: new LeaseFlightLock(state, {
-        // Held a little longer than one upstream read may take; waited for as long as one.
-        holdMs: config.upstream.timeoutMs + 1000,
-        waitMs: config.upstream.timeoutMs,
-        pollMs: 25,
-      }),
-    }),
-  });
   // Every message between replicas goes through this codec (sealed with the cache key).
   const messages = new LiveMessages(config.cache.encryption, (reason) =>
     cluster.liveRejected.inc({ reason }),
   );
-  const { live, rateLimiter } = clusterParts(
-    config,
+  const buckets = (rate: RateLimitConfig): TokenBuckets =>
+    rate.rps === 0 ? UNLIMITED : state.buckets(rate);
+  // Per caller, and a caller is its business and its subject: one limiter for every business.
+  const rateLimiter: RateLimiter = perCallerKind({
+    endUser: buckets(config.rateLimit),
+    service: buckets(config.rateLimit.service),
+  });
+  const callerShare = config.callerShare.benchOff
+    ? undefined
+    : new CallerShare(
+        {
+          endUser: config.callerShare.maxConcurrent,
+          service: config.callerShare.serviceMaxConcurrent,
+        },
+        config.callerShare.maxQueued,
+      );
+  const several = inputs.businesses !== undefined;
+  const accounts: readonly BusinessAccount[] = inputs.businesses ?? [
+    {
+      id: SINGLE_BUSINESS_ID,
+      paymentAccessToken: inputs.payment.accessToken,
+      kycSecretKey: inputs.kyc.secretKey,
+      kycPublicKey: inputs.kyc.publicKey,
+      kycBusinessSlug: inputs.kyc.businessSlug,
+      webhookSecrets: config.webhooks.secrets,
+    },
+  ];
+  const parts: BusinessParts = {
+    inputs,
     state,
-    { sources, settings: config.live, observer: cluster.liveObserver() },
+    metrics,
+    logger,
+    observer,
+    observeCache,
     messages,
-  );
-  const confirmations = new PaymentConfirmations(claimStore(config, redis, logger), (outcome) =>
-    metrics.paymentConfirmations.inc({ outcome }),
-  );
+    cluster,
+    claims: claimStores(config, redis, logger),
+    callerShare,
+    settings: {
+      upstreamTimeZone: config.upstreamTimeZone,
+      maxBatchSize: config.maxBatchSize,
+      maxRecordsPerRequest: config.maxRecordsPerRequest,
+      sandbox: config.sandbox,
+      version: VERSION,
+    },
+    retired: new Set(),
+  };
+  const served = new Map<string, ServedBusiness>();
+  const businesses = new Businesses(accounts, several, (account) => {
+    const business = buildBusiness(account, several, parts);
+    served.set(account.id, business);
+    business.removed.addEventListener('abort', () => {
+      if (served.get(account.id) === business) served.delete(account.id);
+    });
+    return business;
+  });
   const authenticate: Authenticator = createAuthenticator(inputs.auth);
   // graphql-sse's reservations relay operations and their answers: sealed, or not shared at all.
   const { encryption } = config.cache;
@@ -351,20 +564,10 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
       "graphql-sse single-connection reservations stay in the replica that made them (CACHE_ENCRYPTION_KEY unset): a balancer must keep each client's requests on one replica",
     );
   }
-  const hooks = config.webhooks;
+  // With one business, its webhook paths exist only when it has a secret; with several, a
+  // business without one answers 404 on its own paths.
   const webhooks =
-    hooks.secrets.length > 0 &&
-    createWebhookHandler({
-      secrets: hooks.secrets,
-      toleranceSeconds: hooks.toleranceSeconds,
-      sources,
-      live,
-      // Remembered as long as a signed time may still be accepted: twice the tolerance.
-      replay: createReplayGuard(2 * hooks.toleranceSeconds, state),
-      refresher: createRefresher(config.upstream.timeoutMs + 1000, state),
-      metrics,
-      logger,
-    });
+    several || config.webhooks.secrets.length > 0 ? routeWebhooks(businesses) : undefined;
   const gateway = createGateway({
     hardening: {
       limits: config.limits,
@@ -382,43 +585,23 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
       state,
       ...(config.cache.encryption && { encryption: config.cache.encryption }),
     }),
-    ...(!config.callerShare.benchOff && {
-      callerShare: new CallerShare(
-        {
-          endUser: config.callerShare.maxConcurrent,
-          service: config.callerShare.serviceMaxConcurrent,
-        },
-        config.callerShare.maxQueued,
-      ),
-    }),
-    live,
-    confirmations,
+    businesses,
     ...(webhooks && { webhooks }),
     ...(sseReservations && { sseReservations }),
-    sources,
     authenticate,
     metrics,
     logger,
     ...(tracing && { tracing }),
     readiness: async () => {
       const reasons: string[] = [];
-      if (!(await cache.ping())) reasons.push('cache store not answering');
-      if (payment.breakerState === 'open' && kyc.breakerState === 'open') {
+      const all = [...served.values()];
+      const first = all[0];
+      // One store serves every business (its views share it): asking one is asking it.
+      if (first && !(await first.ping())) reasons.push('cache store not answering');
+      if (all.length > 0 && all.every((business) => business.upstreamsDown())) {
         reasons.push('both upstream circuits are open');
       }
       return { ready: reasons.length === 0, reasons };
-    },
-    settings: {
-      upstreamTimeZone: config.upstreamTimeZone,
-      sdk: {
-        scriptUrl: inputs.kyc.sdkScriptUrl,
-        publicKey: inputs.kyc.publicKey,
-        businessSlug: inputs.kyc.businessSlug,
-      },
-      maxBatchSize: config.maxBatchSize,
-      maxRecordsPerRequest: config.maxRecordsPerRequest,
-      sandbox: config.sandbox,
-      version: VERSION,
     },
     ...(config.kycPage && { kycPage: kycPage(inputs) }),
     graphiql: config.graphiql
@@ -426,8 +609,8 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
       : false,
     close: async () => {
       // Pollers first (they release their Redis locks), the connection to Redis last.
-      await live.close();
-      await Promise.allSettled([payment.close(), kyc.close()]);
+      await businesses.close();
+      await Promise.allSettled([...parts.retired].map((client) => client.close()));
       await redis?.close();
       await new Promise<void>((resolve) => logger.flush(() => resolve()));
     },
@@ -446,7 +629,11 @@ function kycPage(inputs: AppInputs): KycPageHandler {
       demoToken: async (userRef: string) => {
         const pendingTxRef = demo.pendingTxRef();
         const txRefs = [...demo.txRefs.filter(isTxRef), pendingTxRef];
-        const token = await signToken(demo.secret, { sub: userRef, txRefs }, DEMO_TOKEN_LIFETIME);
+        const token = await signToken(
+          demo.secret,
+          { sub: userRef, txRefs, ...(demo.business && { business: demo.business }) },
+          DEMO_TOKEN_LIFETIME,
+        );
         return { token, txRefs, pendingTxRef };
       },
     }),

@@ -15,6 +15,7 @@ import {
   SignJWT,
 } from 'jose';
 import { LRUCache } from 'lru-cache';
+import { BUSINESS_ID } from './businesses/accounts.ts';
 import type { AuthConfig } from './config.ts';
 import { UnauthenticatedError } from './errors.ts';
 import { isTxRef } from './model/input.ts';
@@ -40,6 +41,11 @@ export interface Viewer {
    * header: `Bearer  <token>` or a respelled signature is the same token, the same caller.
    */
   tokenId?: string;
+  /**
+   * The business the token names (its business claim, `AUTH_BUSINESS_CLAIM`), when several are
+   * served and the claim is a well-formed id; the operation entry resolves it.
+   */
+  business?: string;
 }
 
 /** A viewer that may read nothing (requests that need no token, such as GraphiQL's page). */
@@ -186,7 +192,9 @@ export function createAuthenticator(
       if (payload.iat !== undefined && payload.iat > Date.now() / 1000 + MAX_CLOCK_SKEW_SECONDS) {
         throw new UnauthenticatedError('The token was issued in the future (iat).');
       }
+      const business = config.businessClaim && payload[config.businessClaim];
       const viewer: Viewer = {
+        ...(typeof business === 'string' && BUSINESS_ID.test(business) && { business }),
         subject: typeof payload.sub === 'string' ? payload.sub : undefined,
         scopes: scopesOf(payload),
         txRefs: txRefsOf(payload),
@@ -213,10 +221,17 @@ export function createAuthenticator(
 /** Signs an HS256 token (sandbox mode's ready token, the /kyc page's demo token, and tests). */
 export function signToken(
   secret: string,
-  claims: { sub: string; scope?: string; txRefs?: readonly string[] },
+  claims: {
+    sub: string;
+    scope?: string;
+    txRefs?: readonly string[];
+    /** The business claim, by its name (`AUTH_BUSINESS_CLAIM`) and the business's id. */
+    business?: { claim: string; id: string };
+  },
   expiresIn = '12h',
 ): Promise<string> {
   return new SignJWT({
+    ...(claims.business && { [claims.business.claim]: claims.business.id }),
     ...(claims.scope !== undefined && { scope: claims.scope }),
     ...(claims.txRefs !== undefined && { txRefs: [...claims.txRefs] }),
   })

@@ -5,18 +5,22 @@
  * with one line naming the variable (never its value when the variable holds a credential).
  */
 
+import { type BusinessAccount, readBusinessesFile } from './businesses/accounts.ts';
 import { type BenchFeature, ConfigError, type Env, readSetting } from './settings.ts';
 
 export { ConfigError };
 
-/** Settings of the payment interface. */
+/**
+ * Settings of the payment interface. The credential is one business's (the single-business
+ * settings); with `BUSINESSES_FILE` each business's clients take their own, and this one is empty.
+ */
 export interface PaymentUpstreamConfig {
   /** Base address; may carry a path prefix. Always ends without a slash. */
   baseUrl: string;
   accessToken: string;
 }
 
-/** Settings of the KYC interface and its browser widget. */
+/** Settings of the KYC interface and its browser widget (credentials: as for the payment's). */
 export interface KycUpstreamConfig {
   baseUrl: string;
   secretKey: string;
@@ -36,6 +40,11 @@ export type AuthConfig =
       jwksUrl?: string;
       issuer?: string;
       audience?: string;
+      /**
+       * With several businesses: the claim naming the request's business (`AUTH_BUSINESS_CLAIM`).
+       * Absent: one business, and tokens need no such claim.
+       */
+      businessClaim?: string;
     };
 
 export interface CacheConfig {
@@ -172,6 +181,13 @@ export interface GatewayConfig {
     kycPublicKey?: string;
     kycBusinessSlug?: string;
   };
+  /**
+   * The businesses of `BUSINESSES_FILE` (read again on `SIGHUP`); absent: one business, from the
+   * single-business settings (`payment`, `kyc`, `webhooks`).
+   */
+  businesses?: { file: string; accounts: BusinessAccount[] };
+  /** Sandbox mode: how many demo businesses the simulators serve (`SANDBOX_BUSINESSES`). */
+  sandboxBusinesses: number;
   /** IANA zone in which upstream times (which carry no zone) are read. */
   upstreamTimeZone: string;
   upstream: UpstreamPolicyConfig;
@@ -440,21 +456,25 @@ export function loadConfig(env: Env): GatewayConfig {
   }
   const because = 'when PAYMENT_API_URL and KYC_API_URL are set';
   const credentials = upstreamCredentials(env);
+  const businesses = businessesFile(env, production);
+  // With a file of businesses, each business's clients take its own credentials.
+  const own = (value: string | undefined, name: RequiredSetting): string =>
+    businesses ? '' : required(value, name, because);
   const payment =
     paymentUrl === undefined
       ? undefined
       : {
           baseUrl: paymentUrl,
-          accessToken: required(credentials.paymentAccessToken, 'PAYMENT_ACCESS_TOKEN', because),
+          accessToken: own(credentials.paymentAccessToken, 'PAYMENT_ACCESS_TOKEN'),
         };
   const kyc =
     kycUrl === undefined
       ? undefined
       : {
           baseUrl: kycUrl,
-          secretKey: required(credentials.kycSecretKey, 'KYC_SECRET_KEY', because),
-          publicKey: required(credentials.kycPublicKey, 'KYC_PUBLIC_KEY', because),
-          businessSlug: required(credentials.kycBusinessSlug, 'KYC_BUSINESS_SLUG', because),
+          secretKey: own(credentials.kycSecretKey, 'KYC_SECRET_KEY'),
+          publicKey: own(credentials.kycPublicKey, 'KYC_PUBLIC_KEY'),
+          businessSlug: own(credentials.kycBusinessSlug, 'KYC_BUSINESS_SLUG'),
           sdkScriptUrl: required(
             httpUrl(env, 'KYC_SDK_SCRIPT_URL', plainHttpAllowed),
             'KYC_SDK_SCRIPT_URL',
@@ -468,6 +488,28 @@ export function loadConfig(env: Env): GatewayConfig {
     throw new ConfigError('METRICS_PORT', `must differ from PORT (both ${port})`);
   }
   const authConfig = auth(env, production, sandbox && !production, plainHttpAllowed);
+  if (businesses && authConfig?.mode === 'disabled') {
+    throw new ConfigError(
+      'AUTH_DISABLED',
+      'must not be true with BUSINESSES_FILE (every request needs a token naming its business)',
+    );
+  }
+  const sandboxBusinesses = readSetting(env, 'SANDBOX_BUSINESSES');
+  if (sandboxBusinesses > 1 && (!sandbox || businesses)) {
+    throw new ConfigError(
+      'SANDBOX_BUSINESSES',
+      businesses
+        ? 'must not be set with BUSINESSES_FILE (the sandbox then serves the businesses of the file)'
+        : 'is for sandbox mode only (no PAYMENT_API_URL / KYC_API_URL)',
+    );
+  }
+  // Several businesses (a file, or the sandbox's demo ones): tokens name theirs.
+  const businessClaim =
+    businesses || sandboxBusinesses > 1 ? readSetting(env, 'AUTH_BUSINESS_CLAIM') : undefined;
+  const authWithBusiness =
+    authConfig?.mode === 'jwt' && businessClaim !== undefined
+      ? { ...authConfig, businessClaim }
+      : authConfig;
   const encryption = cacheEncryption(env);
   // The benchmark's switches, read here alone; production refuses them.
   const benchOff = readSetting(env, 'BENCH_FEATURES_OFF');
@@ -487,6 +529,8 @@ export function loadConfig(env: Env): GatewayConfig {
     ...(payment && { payment }),
     ...(kyc && { kyc }),
     sandboxCredentials: credentials,
+    ...(businesses && { businesses }),
+    sandboxBusinesses,
     upstreamTimeZone: readSetting(env, 'UPSTREAM_TIME_ZONE'),
     upstream: {
       timeoutMs: readSetting(env, 'UPSTREAM_TIMEOUT_MS'),
@@ -525,7 +569,7 @@ export function loadConfig(env: Env): GatewayConfig {
     shutdownGraceMs: readSetting(env, 'SHUTDOWN_GRACE_MS'),
     ...(metricsPort !== undefined && { metricsPort }),
     sandboxSlowMs: readSetting(env, 'SANDBOX_SLOW_MS'),
-    ...(authConfig && { auth: authConfig }),
+    ...(authWithBusiness && { auth: authWithBusiness }),
     graphiql: readSetting(env, 'GRAPHIQL') ?? !production,
     introspection: readSetting(env, 'INTROSPECTION') ?? !production,
     corsOrigins: readSetting(env, 'CORS_ORIGINS'),
@@ -586,6 +630,56 @@ export function loadConfig(env: Env): GatewayConfig {
     },
     webhooks: webhooks(env),
   };
+}
+
+/** The settings a file of businesses replaces: each business has its own. */
+const SINGLE_BUSINESS_SETTINGS = [
+  'PAYMENT_ACCESS_TOKEN',
+  'KYC_SECRET_KEY',
+  'KYC_PUBLIC_KEY',
+  'KYC_BUSINESS_SLUG',
+  'WEBHOOK_SECRET',
+  'WEBHOOK_OLD_SECRETS',
+] as const;
+
+/**
+ * `BUSINESSES_FILE`'s businesses; undefined when it is unset. With it, the single-business
+ * credentials must not be set (which of two would a request use?), and in production no value
+ * may be an example's placeholder.
+ */
+function businessesFile(
+  env: Env,
+  production: boolean,
+): { file: string; accounts: BusinessAccount[] } | undefined {
+  const file = readSetting(env, 'BUSINESSES_FILE');
+  if (file === undefined) return undefined;
+  for (const name of SINGLE_BUSINESS_SETTINGS) {
+    if (readSetting(env, name) !== undefined) {
+      throw new ConfigError(
+        name,
+        'must not be set with BUSINESSES_FILE (each business has its own in the file)',
+      );
+    }
+  }
+  const accounts = readBusinessesFile(file, env);
+  if (production) {
+    for (const account of accounts) {
+      const secrets = {
+        paymentAccessToken: account.paymentAccessToken,
+        kycSecretKey: account.kycSecretKey,
+        webhookSecret: account.webhookSecrets[0],
+      };
+      for (const [field, value] of Object.entries(secrets)) {
+        if (value !== undefined && (EXAMPLE_SECRETS.has(value) || PLACEHOLDER.test(value))) {
+          throw new ConfigError(
+            'BUSINESSES_FILE',
+            `${file}: business "${account.id}", field "${field}" holds a placeholder: set a secret of your own`,
+          );
+        }
+      }
+    }
+  }
+  return { file, accounts };
 }
 
 function webhooks(env: Env): WebhookConfig {

@@ -6,6 +6,7 @@ import { createServer, type Server } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import { type KycPageDemo, startApp, VERSION } from './app.ts';
 import { ALL_SCOPES, signToken } from './auth.ts';
+import { type BusinessAccount, readBusinessesFile } from './businesses/accounts.ts';
 import {
   type AuthConfig,
   ConfigError,
@@ -17,7 +18,8 @@ import {
 } from './config.ts';
 import { createLogger, type Logger } from './observability/logger.ts';
 import { startTracing } from './observability/tracing.ts';
-import { closeToSettings } from './settings.ts';
+import type { Gateway } from './server.ts';
+import { closeToSettings, readSetting } from './settings.ts';
 import { shutDown } from './shutdown.ts';
 
 // V8's allocation-site pretenuring watches which allocation sites make objects that outlive a
@@ -80,6 +82,11 @@ async function listen(server: Server, port: number, host: string): Promise<numbe
 }
 
 type SandboxModule = typeof import('../sandbox/index.ts');
+type SandboxBusinessOptions = NonNullable<
+  Parameters<SandboxModule['startSandbox']>[0]
+>['businesses'] extends readonly (infer B)[] | undefined
+  ? B
+  : never;
 
 /**
  * The upstream simulators, a development tool beside src/: loaded only in sandbox mode, and
@@ -102,6 +109,34 @@ async function loadSandbox(): Promise<SandboxModule> {
   }
 }
 
+/** Ids of the sandbox's demo businesses. */
+function demoBusinessId(index: number): string {
+  return index === 0 ? 'demo' : `demo-${index + 1}`;
+}
+
+/** `AUTH_BUSINESS_CLAIM`, for the tokens sandbox mode signs. */
+function readBusinessClaim(): string {
+  return readSetting(process.env, 'AUTH_BUSINESS_CLAIM');
+}
+
+/** Reads the businesses file again and serves what it says (said in the log, never a value). */
+async function reloadBusinesses(gateway: Gateway, file: string): Promise<void> {
+  const { logger } = gateway;
+  let accounts: BusinessAccount[];
+  try {
+    accounts = readBusinessesFile(file, process.env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    logger.error(
+      { reason: error.message },
+      'SIGHUP: the businesses file was not applied; the businesses served are unchanged',
+    );
+    return;
+  }
+  const report = await gateway.businesses.replace(accounts);
+  logger.info(report, 'SIGHUP: businesses reloaded');
+}
+
 async function main(): Promise<void> {
   let config = readConfig();
   let webhookSecretMade = false;
@@ -109,34 +144,65 @@ async function main(): Promise<void> {
   let sandbox: Awaited<ReturnType<SandboxModule['startSandbox']>> | undefined;
   let payment: PaymentUpstreamConfig;
   let kyc: KycUpstreamConfig;
+  // Several businesses: the file's, or the sandbox's demo ones.
+  let businesses = config.businesses?.accounts;
   if (config.payment && config.kyc) {
     payment = config.payment;
     kyc = config.kyc;
   } else {
     simulators = await loadSandbox();
+    // The sandbox serves the file's businesses with their credentials, or demo businesses.
+    const served: SandboxBusinessOptions[] | undefined =
+      businesses?.map((account) => ({
+        id: account.id,
+        paymentAccessToken: account.paymentAccessToken,
+        kycSecretKey: account.kycSecretKey,
+        kycPublicKey: account.kycPublicKey,
+        kycBusinessSlug: account.kycBusinessSlug,
+      })) ??
+      (config.sandboxBusinesses > 1
+        ? Array.from({ length: config.sandboxBusinesses }, (_, i) => ({ id: demoBusinessId(i) }))
+        : undefined);
     sandbox = await simulators.startSandbox({
       host: '127.0.0.1',
       slowMs: config.sandboxSlowMs,
       recordRequests: false,
-      ...config.sandboxCredentials,
+      ...(served ? { businesses: served } : config.sandboxCredentials),
     });
     const { credentials } = sandbox;
     // The simulators push signed notifications to this gateway (once it listens, below): with
     // the operator's WEBHOOK_SECRET, or one made for this run.
-    if (config.webhooks.secrets.length === 0) {
+    if (config.webhooks.secrets.length === 0 && !served) {
       webhookSecretMade = true;
       const secrets = [randomBytes(32).toString('base64url')];
       config = { ...config, webhooks: { ...config.webhooks, secrets } };
     }
-    payment = { baseUrl: sandbox.paymentUrl, accessToken: credentials.paymentAccessToken };
+    if (served && !businesses) {
+      // The demo businesses: the sandbox's credentials, and a webhook secret each for this run.
+      webhookSecretMade = true;
+      businesses = (sandbox.businesses ?? []).map(({ id, credentials: c }) => ({
+        id,
+        paymentAccessToken: c.paymentAccessToken,
+        kycSecretKey: c.kycSecretKey,
+        kycPublicKey: c.kycPublicKey,
+        kycBusinessSlug: c.kycBusinessSlug,
+        webhookSecrets: [randomBytes(32).toString('base64url')],
+      }));
+    }
+    payment = {
+      baseUrl: sandbox.paymentUrl,
+      accessToken: served ? '' : credentials.paymentAccessToken,
+    };
     kyc = {
       baseUrl: sandbox.kycUrl,
-      secretKey: credentials.kycSecretKey,
-      publicKey: credentials.kycPublicKey,
-      businessSlug: credentials.kycBusinessSlug,
+      secretKey: served ? '' : credentials.kycSecretKey,
+      publicKey: served ? '' : credentials.kycPublicKey,
+      businessSlug: served ? '' : credentials.kycBusinessSlug,
       sdkScriptUrl: sandbox.sdkScriptUrl,
     };
   }
+  // The business the printed token and the /kyc page's demo tokens name, when there are several.
+  const firstBusiness = businesses?.[0];
 
   let auth: AuthConfig;
   let devToken: string | undefined;
@@ -150,10 +216,17 @@ async function main(): Promise<void> {
   } else {
     // Sandbox mode without auth settings: a secret for this run only, and a ready token.
     const jwtSecret = randomBytes(32).toString('base64url');
-    auth = { mode: 'jwt', jwtSecret };
+    auth = {
+      mode: 'jwt',
+      jwtSecret,
+      ...(firstBusiness && { businessClaim: readBusinessClaim() }),
+    };
     devToken = await signToken(jwtSecret, {
       sub: 'sandbox-developer',
       scope: ALL_SCOPES.join(' '),
+      ...(firstBusiness && {
+        business: { claim: readBusinessClaim(), id: firstBusiness.id },
+      }),
     });
   }
   const logger: Logger = createLogger(config.log);
@@ -175,6 +248,7 @@ async function main(): Promise<void> {
     payment,
     kyc,
     auth,
+    ...(businesses && { businesses }),
     ...(devToken && { graphiqlHeaders: { Authorization: `Bearer ${devToken}` } }),
     // The /kyc page may sign demo end-user tokens only with the secret made for this run.
     ...(devToken &&
@@ -182,7 +256,14 @@ async function main(): Promise<void> {
       !config.production &&
       auth.mode === 'jwt' &&
       auth.jwtSecret !== undefined && {
-        kycPageDemo: { secret: auth.jwtSecret, ...simulators.demoPayments } satisfies KycPageDemo,
+        kycPageDemo: {
+          secret: auth.jwtSecret,
+          ...simulators.demoPayments,
+          ...(firstBusiness &&
+            auth.businessClaim !== undefined && {
+              business: { claim: auth.businessClaim, id: firstBusiness.id },
+            }),
+        } satisfies KycPageDemo,
       }),
   });
   if (clearCache) {
@@ -201,7 +282,14 @@ async function main(): Promise<void> {
     metricsServer && (await listen(metricsServer, config.metricsPort ?? 0, config.host));
 
   const webhookSecret = config.webhooks.secrets[0];
-  if (sandbox && webhookSecret !== undefined) {
+  if (sandbox && businesses) {
+    const secrets: Record<string, string> = {};
+    for (const account of businesses) {
+      const secret = account.webhookSecrets[0];
+      if (secret !== undefined) secrets[account.id] = secret;
+    }
+    sandbox.sendWebhooksTo({ baseUrl: base, businesses: secrets });
+  } else if (sandbox && webhookSecret !== undefined) {
     sandbox.sendWebhooksTo({ baseUrl: base, secret: webhookSecret });
   }
 
@@ -231,12 +319,27 @@ async function main(): Promise<void> {
     say('simulators of both upstreams run in this process with demo data.');
     say(simulators.describeSandbox(sandbox, { showCredentials: 'none' }));
     say(
-      `\nWebhooks: the simulators sign notifications (WEBHOOK_SECRET${webhookSecretMade ? ', made for this run' : ''}) and send them to ${base}/webhooks/payment when a pending payment settles and to ${base}/webhooks/kyc when KYC checks are recorded.`,
+      businesses
+        ? `\nWebhooks: the simulators sign each business's notifications with its secret${webhookSecretMade ? ' (made for this run)' : ''} and send them to ${base}/webhooks/payment/<business> and ${base}/webhooks/kyc/<business>.`
+        : `\nWebhooks: the simulators sign notifications (WEBHOOK_SECRET${webhookSecretMade ? ', made for this run' : ''}) and send them to ${base}/webhooks/payment when a pending payment settles and to ${base}/webhooks/kyc when KYC checks are recorded.`,
     );
   }
   if (devToken) {
-    say('\nA token with every scope for this run (GraphiQL already uses it):');
+    say(
+      `\nA token with every scope for this run${firstBusiness ? `, of business ${firstBusiness.id}` : ''} (GraphiQL already uses it):`,
+    );
     say(`  Authorization: Bearer ${devToken}`);
+    if (auth.mode === 'jwt' && auth.jwtSecret && auth.businessClaim && businesses) {
+      for (const other of businesses.slice(1, 3)) {
+        const token = await signToken(auth.jwtSecret, {
+          sub: 'sandbox-developer',
+          scope: ALL_SCOPES.join(' '),
+          business: { claim: auth.businessClaim, id: other.id },
+        });
+        say(`\nThe same for business ${other.id} (same references, its own data):`);
+        say(`  Authorization: Bearer ${token}`);
+      }
+    }
     say('\nTry:');
     say(
       `  curl -s ${base}/graphql -H 'content-type: application/json' \\\n` +
@@ -284,6 +387,14 @@ async function main(): Promise<void> {
       'unhandled promise rejection',
     );
   });
+  // SIGHUP: the businesses file read again; a file that does not read keeps the businesses served.
+  const file = config.businesses?.file;
+  if (file !== undefined) {
+    let reloading = Promise.resolve();
+    process.on('SIGHUP', () => {
+      reloading = reloading.then(() => reloadBusinesses(gateway, file));
+    });
+  }
   process.once('SIGINT', () => shutdown('SIGINT'));
   process.once('SIGTERM', () => shutdown('SIGTERM'));
 }

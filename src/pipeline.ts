@@ -32,8 +32,7 @@ import {
   type YogaInitialContext,
 } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
-import type { RecordSources } from './cache/sources.ts';
-import { createContext, type GraphQLContext, type ResolverSettings } from './context.ts';
+import { createContext, type GraphQLContext } from './context.ts';
 import { buildSubgraph } from './graphql/federation.ts';
 import {
   createParser,
@@ -50,13 +49,10 @@ import {
 import { createDocumentResolver, type PersistedStore } from './graphql/persisted.ts';
 import { resolvers } from './graphql/resolvers/index.ts';
 import { useStaleExtension } from './graphql/stale.ts';
-import type { LiveStatusHub } from './live/hub.ts';
 import type { GatewayMetrics } from './observability/metrics.ts';
 import { useRequestSummary } from './observability/plugin.ts';
 import { type Tracing, useOperationSpans } from './observability/tracing.ts';
-import type { PaymentConfirmations } from './payments/confirmation.ts';
 import type { OperationContext } from './transports/operation.ts';
-import type { CallerShare } from './upstream/caller-share.ts';
 
 const SCHEMA_DIR = new URL('../schema/', import.meta.url);
 
@@ -96,19 +92,11 @@ function graphiqlPage(options: GraphiQLOptions): () => Promise<string> {
 
 /** What the pipeline needs from the gateway's composition. */
 export interface PipelineDeps {
-  sources: RecordSources;
-  settings: ResolverSettings;
   graphiql: false | { headers?: Record<string, string> };
   metrics: GatewayMetrics;
   hardening: HardeningOptions;
   /** Documents clients registered by hash (automatic persisted queries). */
   persistedStore: PersistedStore;
-  /** Each caller's share of upstream concurrency; absent, no per-caller bound. */
-  callerShare?: CallerShare;
-  /** Live transaction status (`transactionStatus`). */
-  live: LiveStatusHub;
-  /** `confirmPayment`: the order checks and the claims. */
-  confirmations: PaymentConfirmations;
   /** OpenTelemetry spans of operations, when tracing is on. */
   tracing?: Tracing;
 }
@@ -154,7 +142,9 @@ export function createPipeline(deps: PipelineDeps) {
       // After the plugins that replace the execute function, so that its span wraps theirs.
       ...(deps.tracing ? [useOperationSpans(deps.tracing)] : []),
     ],
-    context: (server) => createContext(deps, server, () => server.operationSignal),
+    // Everything a request reads is its business's (the operation entry resolved it).
+    context: (server) =>
+      createContext(server.business.context, server, () => server.operationSignal),
   });
 
   return {

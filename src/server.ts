@@ -12,6 +12,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Duplex } from 'node:stream';
 import type { Span } from '@opentelemetry/api';
 import type { Authenticator } from './auth.ts';
+import type { Businesses } from './businesses/registry.ts';
 import type { GatewayError } from './errors.ts';
 import { accepts, answerOf, negotiate } from './http/answer.ts';
 import { createCors } from './http/cors.ts';
@@ -32,13 +33,15 @@ import { type Admitted, createOperationEntry } from './transports/operation.ts';
 import { createSseTransport, isSingleConnection } from './transports/sse.ts';
 import { attachWebSocket } from './transports/websocket.ts';
 import type { KycPageHandler } from './web/kycPage.ts';
-import type { WebhookHandler } from './webhooks/handler.ts';
+import type { WebhookRouter } from './webhooks/handler.ts';
 
 /** Readiness: whether the gateway can do useful work now, and why not. */
 export type ReadinessCheck = () => Promise<{ ready: boolean; reasons: string[] }>;
 
 export interface GatewayDeps extends PipelineDeps {
   authenticate: Authenticator;
+  /** The businesses served (one without a businesses file), which tokens resolve to. */
+  businesses: Businesses;
   logger: Logger;
   readiness: ReadinessCheck;
   /** Serves the KYC web page (`/kyc` and its assets) when it is on; absent, those paths 404. */
@@ -58,8 +61,8 @@ export interface GatewayDeps extends PipelineDeps {
     streamMaxBufferedBytes?: number;
     streamWriteTimeoutMs?: number;
   };
-  /** `POST /webhooks/*` (src/webhooks/), when `WEBHOOK_SECRET` is set; absent, those paths 404. */
-  webhooks?: WebhookHandler;
+  /** `POST /webhooks/*` (src/webhooks/), each business's with its secret; absent, those paths 404. */
+  webhooks?: WebhookRouter;
   /** graphql-sse's reservations shared with other replicas; absent, this process's alone. */
   sseReservations?: SseReservations;
   /** Closes upstream pools and the cache. */
@@ -100,6 +103,8 @@ export interface Gateway {
   logger: Logger;
   /** Connection slots held per caller (WebSockets + graphql-sse reservations). */
   connections: ConnectionSlots;
+  /** The businesses served; with a businesses file, `replace` applies a reload. */
+  businesses: Businesses;
   close: () => Promise<void>;
 }
 
@@ -245,6 +250,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const { graphiql, resolveDocument, getEnveloped } = createPipeline(deps);
   const entry = createOperationEntry({
     authenticate: deps.authenticate,
+    businesses: deps.businesses,
     rateLimiter: deps.rateLimiter,
     documents: resolveDocument,
     getEnveloped,
@@ -434,6 +440,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     metrics,
     logger,
     connections: slots,
+    businesses: deps.businesses,
     close: async () => {
       sse.close();
       await closeWebSockets();

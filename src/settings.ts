@@ -290,6 +290,18 @@ export const SETTINGS = {
     shownDefault: 'unset',
     description: 'The business slug of KYC calls and the widget; required with the API URLs.',
   } satisfies Setting<string>,
+  BUSINESSES_FILE: {
+    schema: text,
+    shownDefault: 'unset: one business',
+    description:
+      'A JSON file of the businesses this gateway serves, each with its own provider account (docs/operations.md); `SIGHUP` reads it again. Refused with the single-business credentials.',
+  } satisfies Setting<string>,
+  SANDBOX_BUSINESSES: int(
+    1,
+    10,
+    1,
+    'Sandbox mode: how many demo businesses the built-in simulators serve (from 2, tokens name one in `biz`).',
+  ),
   KYC_SDK_SCRIPT_URL: {
     schema: httpUrl,
     shownDefault: 'unset',
@@ -545,6 +557,17 @@ export const SETTINGS = {
     schema: httpUrl,
     shownDefault: 'unset',
     description: 'JWKS for RS256/ES256 tokens.',
+  } satisfies Setting<string>,
+  AUTH_BUSINESS_CLAIM: {
+    schema: z
+      .string()
+      .regex(
+        /^[A-Za-z0-9_.:-]{1,64}$/,
+        "must be a claim name: letters, digits, '_', '.', ':' or '-' (got {value})",
+      ),
+    default: 'biz',
+    description:
+      'With `BUSINESSES_FILE`: the token claim naming the business a request belongs to.',
   } satisfies Setting<string>,
   AUTH_ISSUER: {
     schema: text,

@@ -45,8 +45,8 @@ export interface RecordSources {
 }
 
 export interface SourceDeps {
-  payment: PaymentClient;
-  kyc: KycClient;
+  payment: Pick<PaymentClient, 'getTransaction'>;
+  kyc: Pick<KycClient, 'getUser'>;
   cache: RecordCache;
   policy: CacheConfig;
   /** The business slug: part of the KYC key, since one store may serve several businesses. */

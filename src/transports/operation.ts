@@ -21,6 +21,7 @@ import {
 } from 'graphql';
 import { isAsyncIterable, maskError } from 'graphql-yoga';
 import type { Authenticator, Viewer } from '../auth.ts';
+import type { Business } from '../businesses/registry.ts';
 import {
   GatewayError,
   publicError,
@@ -36,7 +37,12 @@ import { addErrorCodes, type RequestSummary } from '../observability/plugin.ts';
 /** A caller the entry let in. */
 export interface Admitted {
   viewer: Viewer;
-  /** Key of per-caller limits: `sub:<subject>`, or `tok:<the token's identity>` without `sub`. */
+  /** The business the request belongs to: everything it reads and keeps is that business's. */
+  business: Business;
+  /**
+   * Key of per-caller limits: `sub:<subject>`, or `tok:<the token's identity>` without `sub`;
+   * with several businesses, under the business's id (`biz:<id>:sub:<subject>`).
+   */
   caller: string;
   /** When the token expires (epoch ms); Infinity when checking is off. */
   expiresAt: number;
@@ -66,6 +72,7 @@ export interface OperationContext {
   req: IncomingMessage;
   summary: RequestSummary;
   viewer: Viewer;
+  business: Business;
   caller: string;
   /** Aborted when the operation must stop (client gone, token expired, stream returned). */
   operationSignal: AbortSignal;
@@ -98,6 +105,8 @@ export interface OperationInput {
 
 export interface OperationEntryDeps {
   authenticate: Authenticator;
+  /** The business a verified token belongs to (its claim), or undefined when none is served. */
+  businesses: { several: boolean; resolve(claim: string | undefined): Business | undefined };
   rateLimiter: RateLimiter;
   /** Persisted and trusted documents (src/graphql/persisted.ts). */
   documents: DocumentResolver;
@@ -130,6 +139,9 @@ export interface OperationEntry {
  * profile. One shared reason costs nothing; it is still an `AbortError`.
  */
 export const OPERATION_ENDED = new DOMException('The operation has ended.', 'AbortError');
+
+/** Why a request of a business no longer served (removed by a reload) gets nothing. */
+const NOT_SERVED = 'The business of this token is no longer served by this gateway.';
 
 /** An error thrown by a step: GraphQL errors as they are, anything else masked. */
 export function reported(error: unknown): GraphQLError {
@@ -182,9 +194,19 @@ export function createOperationEntry(deps: OperationEntryDeps): OperationEntry {
       if (error instanceof UnauthenticatedError) return error;
       throw error;
     }
+    // Before anything else: a request of no business served here reads and costs nothing.
+    const business = deps.businesses.resolve(viewer.business);
+    if (business === undefined) {
+      return new UnauthenticatedError(
+        viewer.business === undefined
+          ? 'The token names no business.'
+          : 'The token names a business this gateway does not serve.',
+      );
+    }
     // The verified token's identity, never the text of the header that carried it.
-    const caller = viewer.subject ? `sub:${viewer.subject}` : `tok:${viewer.tokenId ?? 'none'}`;
-    return { viewer, caller, expiresAt: viewer.expiresAt ?? Number.POSITIVE_INFINITY };
+    const own = viewer.subject ? `sub:${viewer.subject}` : `tok:${viewer.tokenId ?? 'none'}`;
+    const caller = deps.businesses.several ? `biz:${business.id}:${own}` : own;
+    return { viewer, business, caller, expiresAt: viewer.expiresAt ?? Number.POSITIVE_INFINITY };
   };
 
   const charge = async ({ viewer, caller }: Admitted): Promise<GatewayError | undefined> => {
@@ -222,6 +244,14 @@ export function createOperationEntry(deps: OperationEntryDeps): OperationEntry {
   ): AsyncGenerator<ExecutionResult, void, undefined> {
     const iterator = source[Symbol.asyncIterator]();
     const expiry = alarm(input.admitted.expiresAt);
+    // A business no longer served (a reload removed it) ends its streams.
+    const { removed } = input.admitted.business;
+    let onRemoved: (() => void) | undefined;
+    const gone = new Promise<'removed'>((resolve) => {
+      if (removed.aborted) return resolve('removed');
+      onRemoved = () => resolve('removed');
+      removed.addEventListener('abort', onRemoved, { once: true });
+    });
     const stopped = new Promise<'stopped'>((resolve) => {
       if (stop.signal.aborted) resolve('stopped');
       stop.signal.addEventListener('abort', () => resolve('stopped'), { once: true });
@@ -231,8 +261,12 @@ export function createOperationEntry(deps: OperationEntryDeps): OperationEntry {
         const pending = iterator.next();
         // A step that settles after the stream ended must not become an unhandled rejection.
         pending.catch(() => {});
-        const next = await Promise.race([pending, expiry.fired, stopped]);
+        const next = await Promise.race([pending, expiry.fired, stopped, gone]);
         if (next === 'stopped') return;
+        if (next === 'removed') {
+          yield finish({ errors: [new UnauthenticatedError(NOT_SERVED)] }, input.summary);
+          return;
+        }
         if (next === 'expired') {
           yield finish(
             { errors: [new UnauthenticatedError('The token has expired.')] },
@@ -247,6 +281,7 @@ export function createOperationEntry(deps: OperationEntryDeps): OperationEntry {
       yield finish({ errors: [reported(error)] }, input.summary);
     } finally {
       expiry.cancel();
+      if (onRemoved) removed.removeEventListener('abort', onRemoved);
       stop.abort(OPERATION_ENDED);
       // Not awaited: the source ends once its signal has aborted.
       Promise.resolve()
@@ -270,6 +305,9 @@ export function createOperationEntry(deps: OperationEntryDeps): OperationEntry {
     try {
       if (admitted.expiresAt <= Date.now()) {
         return single({ errors: [new UnauthenticatedError('The token has expired.')] }, summary);
+      }
+      if (admitted.business.removed.aborted) {
+        return single({ errors: [new UnauthenticatedError(NOT_SERVED)] }, summary);
       }
       if (input.charge) {
         const refused = await charge(admitted);
@@ -302,6 +340,7 @@ export function createOperationEntry(deps: OperationEntryDeps): OperationEntry {
         req: input.req,
         summary,
         viewer: admitted.viewer,
+        business: admitted.business,
         caller: admitted.caller,
         operationSignal: stop.signal,
         parts: input.parts === true,

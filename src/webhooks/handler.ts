@@ -28,8 +28,8 @@ import { parseSignatureHeader, SIGNATURE_HEADER, signatureMatches } from './sign
 export const MAX_WEBHOOK_BYTES = 64 * 1024;
 
 const SOURCES = new Map<string, LiveSource>([
-  ['/webhooks/payment', 'payment'],
-  ['/webhooks/kyc', 'kyc'],
+  ['payment', 'payment'],
+  ['kyc', 'kyc'],
 ]);
 
 export type WebhookOutcome =
@@ -55,8 +55,15 @@ export interface WebhookDeps {
   now?: () => number;
 }
 
-/** The webhook paths' handler; answers 404 for any other path under /webhooks/. */
-export type WebhookHandler = (req: IncomingMessage, res: ServerResponse) => void;
+/** One business's notifications of one source. */
+export type WebhookHandler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  source: LiveSource,
+) => void;
+
+/** Every path under /webhooks/: to the handler of the business it names, or 404. */
+export type WebhookRouter = (req: IncomingMessage, res: ServerResponse) => void;
 
 function answer(res: ServerResponse, status: number, body: Record<string, string>, close = false) {
   if (res.headersSent) return;
@@ -182,14 +189,7 @@ export function createWebhookHandler(deps: WebhookDeps): WebhookHandler {
     refresh(source, id, receivedAt);
   };
 
-  return (req, res) => {
-    const path = (req.url ?? '/').split('?', 1)[0] ?? '/';
-    const source = SOURCES.get(path);
-    if (source === undefined) {
-      req.resume();
-      answer(res, 404, { error: 'not found' });
-      return;
-    }
+  return (req, res, source) => {
     if (req.method !== 'POST') {
       req.resume();
       answer(res, 405, { error: 'Use POST.' });
@@ -200,5 +200,40 @@ export function createWebhookHandler(deps: WebhookDeps): WebhookHandler {
         answer(res, 400, { error: 'The notification could not be read.' }, true);
       else res.destroy();
     });
+  };
+}
+
+/**
+ * The webhook paths: with one business `/webhooks/payment` and `/webhooks/kyc`; with several,
+ * `/webhooks/payment/{businessId}` and `/webhooks/kyc/{businessId}`, each checked with that
+ * business's secret alone. A path of no business, of one without a secret, or without the id
+ * when several are served: 404, nothing read.
+ */
+export function routeWebhooks(businesses: {
+  several: boolean;
+  resolve(claim: string | undefined): { webhooks: WebhookHandler | undefined } | undefined;
+  get(id: string): { webhooks: WebhookHandler | undefined } | undefined;
+}): WebhookRouter {
+  return (req, res) => {
+    const path = (req.url ?? '/').split('?', 1)[0] ?? '/';
+    const [, root, name, id, ...rest] = path.split('/');
+    const source = root === 'webhooks' && name !== undefined ? SOURCES.get(name) : undefined;
+    const business =
+      source === undefined || rest.length > 0
+        ? undefined
+        : businesses.several
+          ? id === undefined || id === ''
+            ? undefined
+            : businesses.get(id)
+          : id === undefined
+            ? businesses.resolve(undefined)
+            : undefined;
+    const handler = business?.webhooks;
+    if (source === undefined || handler === undefined) {
+      req.resume();
+      answer(res, 404, { error: 'not found' });
+      return;
+    }
+    handler(req, res, source);
   };
 }

@@ -8,7 +8,9 @@ import { print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../sandbox/index.ts';
 import { UNCHECKED_VIEWER } from '../../src/auth.ts';
+import { Businesses, SINGLE_BUSINESS_ID } from '../../src/businesses/registry.ts';
 import { TransactionDocument, TransactionsDocument } from '../../src/client/generated/graphql.ts';
+import type { ContextDeps } from '../../src/context.ts';
 import { loadTrustedDocuments } from '../../src/graphql/persisted.ts';
 import { LiveMessages } from '../../src/live/messages.ts';
 import { LiveHub } from '../../src/live/status-hub.ts';
@@ -317,9 +319,22 @@ describe('error masking', () => {
         transaction: () => Promise.reject(new Error(`connect ECONNREFUSED ${secretish}`)),
         kycUser: () => Promise.reject(new TypeError(`bad ${secretish}`)),
       };
-      const built = createGateway({
+      const live = new LiveHub(
+        {
+          sources: failing,
+          settings: {
+            pollMs: 1000,
+            maxPollMs: 1000,
+            maxWatchMs: 1000,
+            heartbeatMs: 1000,
+            maxPerCaller: 10,
+          },
+        },
+        memoryState(),
+        new LiveMessages(undefined, () => {}),
+      );
+      const context: ContextDeps = {
         sources: failing,
-        authenticate: async () => UNCHECKED_VIEWER,
         settings: {
           upstreamTimeZone: 'UTC',
           sdk: { scriptUrl: 'http://x/sdk.js', publicKey: 'pk', businessSlug: 'b' },
@@ -328,6 +343,27 @@ describe('error masking', () => {
           sandbox: false,
           version: 'test',
         },
+        live,
+        confirmations: new PaymentConfirmations(new MemoryClaimStore(60_000), () => {}),
+      };
+      const account = {
+        id: SINGLE_BUSINESS_ID,
+        paymentAccessToken: 't',
+        kycSecretKey: 'k',
+        kycPublicKey: 'pk',
+        kycBusinessSlug: 'b',
+        webhookSecrets: [],
+      };
+      const built = createGateway({
+        businesses: new Businesses([account], false, () => ({
+          id: SINGLE_BUSINESS_ID,
+          context,
+          webhooks: undefined,
+          removed: new AbortController().signal,
+          update: () => {},
+          close: () => live.close(),
+        })),
+        authenticate: async () => UNCHECKED_VIEWER,
         graphiql: false,
         metrics: new GatewayMetrics(),
         logger: createLogger({ level: 'silent', redactPaths: [] }),
@@ -353,21 +389,6 @@ describe('error masking', () => {
         corsOrigins: [],
         rateLimiter: { take: () => ({ allowed: true, retryAfterSeconds: 0 }) },
         persistedStore: { get: async () => undefined, register: async () => false },
-        live: new LiveHub(
-          {
-            sources: failing,
-            settings: {
-              pollMs: 1000,
-              maxPollMs: 1000,
-              maxWatchMs: 1000,
-              heartbeatMs: 1000,
-              maxPerCaller: 10,
-            },
-          },
-          memoryState(),
-          new LiveMessages(undefined, () => {}),
-        ),
-        confirmations: new PaymentConfirmations(new MemoryClaimStore(60_000), () => {}),
         close: async () => {},
       });
       const server = built.createServer();
