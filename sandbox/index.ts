@@ -405,6 +405,10 @@ export function describeSandbox(
     '  Failure KYC users:',
     ...table(KYC_FAILURE_USERS),
   ];
+  const inProcess = [
+    `  Payment sandbox: ${sandbox.paymentUrl}    KYC sandbox: ${sandbox.kycUrl}`,
+    `  KYC SDK script:  ${sandbox.sdkScriptUrl}`,
+  ];
   if (businesses.length > 0) {
     const addresses = [
       `  PAYMENT_API_URL=${sandbox.paymentUrl}`,
@@ -413,7 +417,7 @@ export function describeSandbox(
     ];
     if (options.showCredentials === 'none') {
       return [
-        ...addresses,
+        ...inProcess,
         `  ${businesses.length} businesses at these addresses, told apart by their credentials:`,
         ...businesses.map((b) => `    ${b.id}  slug ${b.credentials.kycBusinessSlug}  (${b.data})`),
         '',
@@ -441,13 +445,7 @@ export function describeSandbox(
     ].join('\n');
   }
   if (options.showCredentials === 'none') {
-    return [
-      `  Payment sandbox: ${sandbox.paymentUrl}    KYC sandbox: ${sandbox.kycUrl}`,
-      `  KYC SDK script:  ${sandbox.sdkScriptUrl}`,
-      '',
-      ...references,
-      '  (more in sandbox/README.md)',
-    ].join('\n');
+    return [...inProcess, '', ...references, '  (more in sandbox/README.md)'].join('\n');
   }
   return [
     'Sandbox of the payment and KYC interfaces',
