@@ -179,6 +179,20 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     }),
   }));
 
+  const businesses = served.map(
+    (b): SandboxBusiness => ({
+      id: b.key,
+      credentials: b.credentials,
+      supplied: b.supplied,
+      kyc: b.store,
+    }),
+  );
+  const [first] = businesses;
+  if (first === undefined) {
+    // businessSpecs never returns an empty list; this only tells the compiler.
+    throw new Error('The sandbox has no business');
+  }
+
   const paymentHandler = createPaymentHandler({
     accounts: served.map((b) => ({
       accessToken: b.credentials.paymentAccessToken,
@@ -222,18 +236,6 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const kycUrl = `http://${urlHost}:${kycPort}`;
   let closing: Promise<void> | undefined;
 
-  const businesses = served.map(
-    (b): SandboxBusiness => ({
-      id: b.key,
-      credentials: b.credentials,
-      supplied: b.supplied,
-      kyc: b.store,
-    }),
-  );
-  const [first] = businesses;
-  if (first === undefined) {
-    throw new Error('The sandbox has no business');
-  }
   return {
     paymentUrl: `http://${urlHost}:${paymentPort}`,
     kycUrl,
