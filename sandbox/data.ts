@@ -403,6 +403,91 @@ function paymentRefFor(txRef: string): string {
   return `PAY-${txRef.slice(3)}`;
 }
 
+// ---------------------------------------------------------------------------
+// Several businesses
+// ---------------------------------------------------------------------------
+
+/**
+ * Whose demo data a record is. The first business (`index` 0) answers the documented data
+ * above; every other one answers the same references with its own customers, amounts and
+ * order references, so that the same txRef or userRef tells which business answered.
+ */
+export type DemoBusiness = { readonly index: number; readonly id: string };
+
+/** The business of a sandbox that serves one: the documented data. */
+export const FIRST_BUSINESS: DemoBusiness = { index: 0, id: 'default' };
+
+// Names no record of the first business uses, so a record of another business never reads as
+// one of the first's.
+const OTHER_CUSTOMERS = [
+  'Kwame Mensah',
+  'Amara Nwachukwu',
+  'Sani Abubakar',
+  'Yetunde Olaniyan',
+  'Efe Okoro',
+  'Nneka Umeh',
+  'Dapo Oyebanji',
+  'Hauwa Lawal',
+] as const;
+
+// Each business after the first adds this much to every amount (in cents): NGN 1000 for the
+// second business, 2000 for the third, and so on.
+const AMOUNT_STEP_CENTS = 100_000;
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function digestOf(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
+}
+
+/** A money value moved by `cents`, written as it was (a number, or a string with two decimals). */
+function shiftMoney(value: unknown, cents: number): unknown {
+  if (typeof value === 'number') {
+    return Math.round(value * 100 + cents) / 100;
+  }
+  if (typeof value === 'string' && /^\d+(\.\d+)?$/.test(value)) {
+    return ((Math.round(Number(value) * 100) + cents) / 100).toFixed(2);
+  }
+  return value;
+}
+
+/**
+ * The record of `txRef` as `business` answers it. The first business's is `record` itself;
+ * another business's has a customer of its own (name, e-mail, phone), an amount larger by NGN
+ * 1000 per business after the first, and its id at the end of `merchantRef`. Status, fees,
+ * card and times stay, so a failure or status test reads the same under every business.
+ * Deterministic: the same business and txRef always give the same record.
+ */
+export function businessTransaction<T extends JsonObject | TransactionResponseJson>(
+  record: T,
+  txRef: string,
+  business: DemoBusiness,
+): T {
+  const data: unknown = record.data;
+  if (business.index === 0 || !isObject(data)) {
+    return record;
+  }
+  data.amount = shiftMoney(data.amount, business.index * AMOUNT_STEP_CENTS);
+  if (typeof data.merchantRef === 'string') {
+    data.merchantRef = `${data.merchantRef}-${business.id.toUpperCase()}`;
+  }
+  const customer = data.customer;
+  if (isObject(customer)) {
+    const digest = digestOf(`${business.id}:${txRef}`);
+    // business.index - 1 first: the businesses after the first get distinct names for one txRef.
+    const name =
+      OTHER_CUSTOMERS[(business.index - 1 + (digest[0] ?? 0)) % OTHER_CUSTOMERS.length] ??
+      OTHER_CUSTOMERS[0];
+    customer.fullname = name;
+    customer.email = `${name.toLowerCase().replace(/[^a-z]+/g, '.')}@example.com`;
+    if (customer.phone !== undefined) {
+      customer.phone = `23470${String(digest.readUInt32BE(1) % 100_000_000).padStart(8, '0')}`;
+    }
+  }
+  return record;
+}
+
 /** Demo transaction references, for the banner and the README. */
 export const PAYMENT_DEMO_REFERENCES: readonly ReferenceDoc[] = [
   {
@@ -654,9 +739,42 @@ function demoFailedCheck(): KycUserJson {
   };
 }
 
-/** Fresh copies of the demo KYC users. */
-export function demoKycUsers(): KycUserJson[] {
-  return [demoNew(), demoTier1(), demoTier3(), demoFailedCheck()];
+// The demo users' names under the businesses after the first; non-ASCII ones among them, as
+// the first business's usr_demo_tier3 has.
+const OTHER_KYC_NAMES = [
+  'Kofi Boateng',
+  'Ifeoma Ọkọ́nkwọ',
+  'Yusuf Garba',
+  'Ṣadé Adéwálé',
+  'Obinna Ezeh',
+  'Rukayat Salami',
+] as const;
+
+/**
+ * Fresh copies of the demo KYC users of a business (default the first, the documented ones).
+ * Another business's users have the same userRefs, levels and checks under other names (the
+ * `name` check's query follows), so a userRef tells which business answered.
+ */
+export function demoKycUsers(business: DemoBusiness = FIRST_BUSINESS): KycUserJson[] {
+  const users = [demoNew(), demoTier1(), demoTier3(), demoFailedCheck()];
+  if (business.index === 0) {
+    return users;
+  }
+  users.forEach((user, position) => {
+    const name =
+      OTHER_KYC_NAMES[(business.index - 1 + position) % OTHER_KYC_NAMES.length] ??
+      OTHER_KYC_NAMES[0];
+    const [firstName = name, ...rest] = name.split(' ');
+    user.name = name;
+    for (const level of user.levels) {
+      for (const c of level.kyc ?? []) {
+        if (c.name === 'name') {
+          c.query = { firstName, lastName: rest.join(' ') };
+        }
+      }
+    }
+  });
+  return users;
 }
 
 /** Demo KYC users, for the banner and the README. */

@@ -99,6 +99,25 @@ export function credentialMatches(presented: string | undefined, expected: strin
   return timingSafeEqual(a, b);
 }
 
+/**
+ * The item whose credential the presented one is, or `undefined`. Every item is compared
+ * (in constant time), so the answer's timing does not tell which item matched or how many
+ * there are before it.
+ */
+export function findByCredential<T>(
+  presented: string | undefined,
+  items: readonly T[],
+  credentialOf: (item: T) => string,
+): T | undefined {
+  let found: T | undefined;
+  for (const item of items) {
+    if (credentialMatches(presented, credentialOf(item)) && found === undefined) {
+      found = item;
+    }
+  }
+  return found;
+}
+
 /** Request headers as one string per (lower-case) name; repeated headers are joined by `, `. */
 export function flatHeaders(req: IncomingMessage): Record<string, string> {
   // fromEntries defines own properties, so a header named __proto__ stays data.

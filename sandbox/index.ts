@@ -5,6 +5,9 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import {
+  type DemoBusiness,
+  demoKycUsers,
+  FIRST_BUSINESS,
   KYC_DEMO_USERS,
   KYC_FAILURE_USERS,
   PAYMENT_DEMO_REFERENCES,
@@ -20,6 +23,7 @@ import { SandboxWebhooks, type WebhookTarget } from './webhooks.ts';
 
 export type { KycCheckInput } from './kyc-store.ts';
 export { KycStore } from './kyc-store.ts';
+export type { SentWebhook, WebhookTarget } from './webhooks.ts';
 
 /**
  * The demo payments (not the failure references) that the gateway's /kyc page lists in a demo
@@ -29,6 +33,41 @@ export const demoPayments = {
   txRefs: PAYMENT_DEMO_REFERENCES.map((doc) => doc.ref),
   pendingTxRef: (): string => `${PENDING_PREFIX}${randomBytes(6).toString('hex').toUpperCase()}`,
 };
+
+/**
+ * One business of a sandbox serving several ({@link SandboxOptions.businesses}). Every
+ * business answers the same references with data of its own; its credentials name it.
+ */
+export interface SandboxBusinessOptions {
+  /** 1 to 64 letters, digits, `-` or `_`; unique among the businesses. */
+  id: string;
+  /** The bearer token of this business at the payment interface; random when absent. */
+  paymentAccessToken?: string;
+  /** The `x-secret-key` of this business at the KYC interface; random when absent. */
+  kycSecretKey?: string;
+  /** The public key handed to the SDK for this business; random `pk_sandbox_…` when absent. */
+  kycPublicKey?: string;
+  /** The slug the KYC interface accepts with this business's keys; default `{id}-business`. */
+  kycBusinessSlug?: string;
+}
+
+/** The credentials of one business: those the sandbox accepts, and the public ones. */
+export interface SandboxCredentials {
+  paymentAccessToken: string;
+  kycSecretKey: string;
+  kycPublicKey: string;
+  kycBusinessSlug: string;
+}
+
+/** One business of a running sandbox that serves several. */
+export interface SandboxBusiness {
+  id: string;
+  credentials: SandboxCredentials;
+  /** Which credentials were given in the options (the others the sandbox made up). */
+  supplied: { paymentAccessToken: boolean; kycSecretKey: boolean };
+  /** This business's KYC users. */
+  kyc: KycStore;
+}
 
 /** Settings of {@link startSandbox}; every one is optional. */
 export interface SandboxOptions {
@@ -46,6 +85,14 @@ export interface SandboxOptions {
   kycPublicKey?: string;
   /** The business slug the KYC interface accepts; default `demo-business`. */
   kycBusinessSlug?: string;
+  /**
+   * Serve several businesses at the same addresses, told apart by their credentials, each
+   * with its own data and state (KYC users, pending clocks, one-off failures). The first
+   * answers the documented demo data; the others answer the same references with their own
+   * customers, amounts and order references (sandbox/README.md). Not together with the four
+   * credential settings above, which describe the one business of a sandbox without this.
+   */
+  businesses?: readonly SandboxBusinessOptions[];
   /** How long a `NT-PENDING…` transaction stays PENDING after its first request; default 8. */
   pendingSeconds?: number;
   /** Delay of the slow references (`NT-SLOW001`, `usr_kyc_slow`); default 10000. */
@@ -80,23 +127,26 @@ export interface Sandbox {
   kycUrl: string;
   /** Address of the SDK script (`KYC_SDK_SCRIPT_URL`). */
   sdkScriptUrl: string;
-  /** The credentials the sandbox accepts (and the public ones it hands out). */
-  credentials: {
-    paymentAccessToken: string;
-    kycSecretKey: string;
-    kycPublicKey: string;
-    kycBusinessSlug: string;
-  };
+  /**
+   * The credentials the sandbox accepts (and the public ones it hands out); with several
+   * businesses, the first business's.
+   */
+  credentials: SandboxCredentials;
   /** Which credentials were given in the options (the others the sandbox made up). */
   supplied: { paymentAccessToken: boolean; kycSecretKey: boolean };
+  /** The businesses, in the order of the options; absent without `businesses`. */
+  businesses?: readonly SandboxBusiness[];
   /** Every request received by either server, in order of arrival. */
   requests: RecordedRequest[];
-  /** The KYC users of this sandbox. */
+  /** The KYC users of this sandbox; with several businesses, the first business's. */
   kyc: KycStore;
   /**
-   * From now on, signs notifications with `target.secret` and sends them to the gateway at
-   * `target.baseUrl`: `/webhooks/payment` when a pending payment settles, `/webhooks/kyc` when a
-   * user's checks are recorded (sandbox/webhooks.ts).
+   * From now on, sends notifications to the gateway at `target.baseUrl`, signed: with
+   * `target.secret` to `/webhooks/payment` when a pending payment settles and `/webhooks/kyc`
+   * when a user's checks are recorded (the first business's only); with `target.businesses`
+   * (id → secret) a business's to `/webhooks/payment/{id}` and `/webhooks/kyc/{id}`, signed
+   * with its secret (sandbox/webhooks.ts).
+   * @throws TypeError for an empty secret, or a business the sandbox does not serve.
    */
   sendWebhooksTo(target: WebhookTarget): void;
   /** The notifications sent so far, and the gateway's answers (the last 1,000). */
@@ -116,30 +166,53 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const host = options.host ?? '127.0.0.1';
   const now = options.now ?? (() => Date.now());
   const slowMs = options.slowMs ?? 10_000;
-  const credentials = {
-    paymentAccessToken:
-      options.paymentAccessToken ?? `sandbox_${randomBytes(24).toString('base64url')}`,
-    kycSecretKey: options.kycSecretKey ?? `sk_sandbox_${randomBytes(24).toString('base64url')}`,
-    kycPublicKey: options.kycPublicKey ?? `pk_sandbox_${randomBytes(16).toString('hex')}`,
-    kycBusinessSlug: options.kycBusinessSlug ?? 'demo-business',
-  };
   const requests: RecordedRequest[] = [];
-  const webhooks = new SandboxWebhooks();
-  const store = new KycStore({ now, onChange: (userRef) => webhooks.kycChanged(userRef) });
+  const several = options.businesses !== undefined;
+  const specs = businessSpecs(options);
+  const webhooks = new SandboxWebhooks(several ? specs.map((b) => b.key) : undefined);
+  const served = specs.map((spec) => ({
+    ...spec,
+    store: new KycStore({
+      now,
+      users: demoKycUsers(spec.data),
+      onChange: (userRef) => webhooks.kycChanged(spec.key, userRef),
+    }),
+  }));
+
+  const businesses = served.map(
+    (b): SandboxBusiness => ({
+      id: b.key,
+      credentials: b.credentials,
+      supplied: b.supplied,
+      kyc: b.store,
+    }),
+  );
+  const [first] = businesses;
+  if (first === undefined) {
+    // businessSpecs never returns an empty list; this only tells the compiler.
+    throw new Error('The sandbox has no business');
+  }
 
   const paymentHandler = createPaymentHandler({
-    accessToken: credentials.paymentAccessToken,
+    accounts: served.map((b) => ({
+      accessToken: b.credentials.paymentAccessToken,
+      business: b.data,
+      onPending: (txRef: string, settlesAt: number, at: number) =>
+        webhooks.settlesAt(b.key, txRef, settlesAt, at),
+    })),
     pendingMs: (options.pendingSeconds ?? 8) * 1000,
     slowMs,
     now,
-    onPending: (txRef, settlesAt, at) => webhooks.settlesAt(txRef, settlesAt, at),
   });
   const kycHandler = createKycHandler({
-    secretKey: credentials.kycSecretKey,
-    businessSlug: credentials.kycBusinessSlug,
+    accounts: served.map((b) => ({
+      secretKey: b.credentials.kycSecretKey,
+      businessSlug: b.credentials.kycBusinessSlug,
+      publicKey: b.credentials.kycPublicKey,
+      store: b.store,
+      business: b.data,
+    })),
     slowMs,
-    store,
-    publicKey: credentials.kycPublicKey,
     now,
   });
 
@@ -167,13 +240,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     paymentUrl: `http://${urlHost}:${paymentPort}`,
     kycUrl,
     sdkScriptUrl: `${kycUrl}/sdk/kyc.js`,
-    credentials,
-    supplied: {
-      paymentAccessToken: options.paymentAccessToken !== undefined,
-      kycSecretKey: options.kycSecretKey !== undefined,
-    },
+    credentials: first.credentials,
+    supplied: first.supplied,
+    ...(several && { businesses }),
     requests,
-    kyc: store,
+    kyc: first.kyc,
     sendWebhooksTo: (target) => webhooks.sendTo(target),
     webhooksSent: webhooks.sent,
     close() {
@@ -186,6 +257,96 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       return closing;
     },
   };
+}
+
+/** A business id: as the gateway's businesses file allows. */
+const BUSINESS_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+const CREDENTIAL_FIELDS = [
+  'paymentAccessToken',
+  'kycSecretKey',
+  'kycPublicKey',
+  'kycBusinessSlug',
+] as const;
+
+/** One business to serve, before its servers' state exists. */
+type BusinessSpec = {
+  /** Its id (`''` in a sandbox serving one business). */
+  key: string;
+  data: DemoBusiness;
+  credentials: SandboxCredentials;
+  supplied: SandboxBusiness['supplied'];
+};
+
+/** The credentials of a business: those given, random ones for the others. */
+function credentialsOf(
+  given: Partial<SandboxCredentials>,
+  defaultSlug: string,
+): Pick<BusinessSpec, 'credentials' | 'supplied'> {
+  return {
+    credentials: {
+      paymentAccessToken:
+        given.paymentAccessToken ?? `sandbox_${randomBytes(24).toString('base64url')}`,
+      kycSecretKey: given.kycSecretKey ?? `sk_sandbox_${randomBytes(24).toString('base64url')}`,
+      kycPublicKey: given.kycPublicKey ?? `pk_sandbox_${randomBytes(16).toString('hex')}`,
+      kycBusinessSlug: given.kycBusinessSlug ?? defaultSlug,
+    },
+    supplied: {
+      paymentAccessToken: given.paymentAccessToken !== undefined,
+      kycSecretKey: given.kycSecretKey !== undefined,
+    },
+  };
+}
+
+/**
+ * The businesses the options ask for, checked: messages name the business and the setting,
+ * never a value.
+ */
+function businessSpecs(options: SandboxOptions): BusinessSpec[] {
+  const list = options.businesses;
+  if (list === undefined) {
+    return [{ key: '', data: FIRST_BUSINESS, ...credentialsOf(options, 'demo-business') }];
+  }
+  const problem = (message: string): never => {
+    throw new TypeError(`startSandbox: ${message}`);
+  };
+  if (!Array.isArray(list) || list.length === 0) {
+    problem('`businesses` must list at least one business');
+  }
+  for (const field of CREDENTIAL_FIELDS) {
+    if (options[field] !== undefined) {
+      problem(`\`${field}\` is set for each business in \`businesses\`, not beside it`);
+    }
+  }
+  const specs = list.map((b, index): BusinessSpec => {
+    if (typeof b?.id !== 'string' || !BUSINESS_ID.test(b.id)) {
+      problem(`business ${index + 1}: \`id\` must be 1 to 64 letters, digits, "-" or "_"`);
+    }
+    for (const field of CREDENTIAL_FIELDS) {
+      const value = b[field];
+      if (value !== undefined && (typeof value !== 'string' || value.trim() === '')) {
+        problem(`business "${b.id}": \`${field}\` must be a non-empty string`);
+      }
+    }
+    return { key: b.id, data: { index, id: b.id }, ...credentialsOf(b, `${b.id}-business`) };
+  });
+  // A credential names its business: two businesses sharing one would make the answer ambiguous.
+  for (const field of ['key', ...CREDENTIAL_FIELDS] as const) {
+    const seen = new Map<string, string>();
+    for (const spec of specs) {
+      const value = field === 'key' ? spec.key : spec.credentials[field];
+      const other = seen.get(value);
+      if (other !== undefined) {
+        problem(
+          field === 'key'
+            ? `two businesses have the id "${spec.key}"`
+            : `businesses "${other}" and "${spec.key}" have the same \`${field}\``,
+        );
+      }
+      seen.set(value, spec.key);
+    }
+  }
+  return specs;
 }
 
 /**
@@ -209,11 +370,33 @@ export function describeSandbox(
       ? value
       : `<${name}>`;
   const token = secret(
-    'PAYMENT_ACCESS_TOKEN',
+    sandbox.businesses ? 'paymentAccessToken' : 'PAYMENT_ACCESS_TOKEN',
     c.paymentAccessToken,
     sandbox.supplied.paymentAccessToken,
   );
-  const key = secret('KYC_SECRET_KEY', c.kycSecretKey, sandbox.supplied.kycSecretKey);
+  const key = secret(
+    sandbox.businesses ? 'kycSecretKey' : 'KYC_SECRET_KEY',
+    c.kycSecretKey,
+    sandbox.supplied.kycSecretKey,
+  );
+  const curls = [
+    `  curl -H 'Authorization: Bearer ${token}' ${sandbox.paymentUrl}/pg/api/v1/transaction/status/NT-SUCCESS001`,
+    `  curl -H 'x-secret-key: ${key}' '${sandbox.kycUrl}/api/v1/user/kyc?userRef=usr_demo_tier1&slug=${encodeURIComponent(c.kycBusinessSlug)}'`,
+  ];
+  const businesses = (sandbox.businesses ?? []).map((b, index) => ({
+    id: b.id,
+    credentials: b.credentials,
+    token: secret(
+      'paymentAccessToken',
+      b.credentials.paymentAccessToken,
+      b.supplied.paymentAccessToken,
+    ),
+    key: secret('kycSecretKey', b.credentials.kycSecretKey, b.supplied.kycSecretKey),
+    data:
+      index === 0
+        ? 'the demo data below'
+        : 'the same references with its own customers, amounts and merchantRefs',
+  }));
   const references = [
     '  Demo transactions:',
     ...table(PAYMENT_DEMO_REFERENCES),
@@ -224,14 +407,47 @@ export function describeSandbox(
     '  Failure KYC users:',
     ...table(KYC_FAILURE_USERS),
   ];
-  if (options.showCredentials === 'none') {
+  const inProcess = [
+    `  Payment sandbox: ${sandbox.paymentUrl}    KYC sandbox: ${sandbox.kycUrl}`,
+    `  KYC SDK script:  ${sandbox.sdkScriptUrl}`,
+  ];
+  if (businesses.length > 0) {
+    const addresses = [
+      `  PAYMENT_API_URL=${sandbox.paymentUrl}`,
+      `  KYC_API_URL=${sandbox.kycUrl}`,
+      `  KYC_SDK_SCRIPT_URL=${sandbox.sdkScriptUrl}`,
+    ];
+    if (options.showCredentials === 'none') {
+      return [
+        ...inProcess,
+        `  ${businesses.length} businesses at these addresses, told apart by their credentials:`,
+        ...businesses.map((b) => `    ${b.id}  slug ${b.credentials.kycBusinessSlug}  (${b.data})`),
+        '',
+        ...references,
+        '  (more in sandbox/README.md)',
+      ].join('\n');
+    }
     return [
-      `  Payment sandbox: ${sandbox.paymentUrl}    KYC sandbox: ${sandbox.kycUrl}`,
-      `  KYC SDK script:  ${sandbox.sdkScriptUrl}`,
+      `Sandbox of the payment and KYC interfaces, serving ${businesses.length} businesses`,
+      '',
+      ...addresses,
+      '',
+      ...businesses.flatMap((b) => [
+        `  Business ${b.id} (${b.data}):`,
+        `    paymentAccessToken=${b.token}`,
+        `    kycSecretKey=${b.key}`,
+        `    kycPublicKey=${b.credentials.kycPublicKey}`,
+        `    kycBusinessSlug=${b.credentials.kycBusinessSlug}`,
+      ]),
+      '',
+      `  As business ${businesses[0]?.id ?? ''}:`,
+      ...curls,
       '',
       ...references,
-      '  (more in sandbox/README.md)',
     ].join('\n');
+  }
+  if (options.showCredentials === 'none') {
+    return [...inProcess, '', ...references, '  (more in sandbox/README.md)'].join('\n');
   }
   return [
     'Sandbox of the payment and KYC interfaces',
@@ -244,8 +460,7 @@ export function describeSandbox(
     `  KYC_BUSINESS_SLUG=${c.kycBusinessSlug}`,
     `  KYC_SDK_SCRIPT_URL=${sandbox.sdkScriptUrl}`,
     '',
-    `  curl -H 'Authorization: Bearer ${token}' ${sandbox.paymentUrl}/pg/api/v1/transaction/status/NT-SUCCESS001`,
-    `  curl -H 'x-secret-key: ${key}' '${sandbox.kycUrl}/api/v1/user/kyc?userRef=usr_demo_tier1&slug=${encodeURIComponent(c.kycBusinessSlug)}'`,
+    ...curls,
     '',
     ...references,
   ].join('\n');

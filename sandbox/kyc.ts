@@ -5,10 +5,10 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KycUserJson } from '../src/upstream/shapes.ts';
-import { demoKycUsers } from './data.ts';
+import { type DemoBusiness, demoKycUsers } from './data.ts';
 import {
-  credentialMatches,
   DelayedAnswers,
+  findByCredential,
   resetConnection,
   type SandboxHandler,
   send,
@@ -17,18 +17,26 @@ import {
 import type { KycStore } from './kyc-store.ts';
 import { handleSdkRequest, isSdkPath } from './sdk/api.ts';
 
+/** One business the KYC interface serves. */
+export type KycAccount = {
+  /** The `x-secret-key` that names this business. */
+  secretKey: string;
+  /** The business slug this business's requests must carry. */
+  businessSlug: string;
+  /** The public key the SDK's widget presents for this business. */
+  publicKey: string;
+  /** This business's users. */
+  store: KycStore;
+  /** Whose demo data the business answers (the slow user's name). */
+  business: DemoBusiness;
+};
+
 /** Settings of the KYC handler. */
 export type KycHandlerOptions = {
-  /** The `x-secret-key` the interface accepts. */
-  secretKey: string;
-  /** The one business slug the interface knows. */
-  businessSlug: string;
+  /** The businesses, told apart by their secret keys (and, for the SDK, public keys). */
+  accounts: readonly KycAccount[];
   /** Delay of `usr_kyc_slow`. */
   slowMs: number;
-  /** The users. */
-  store: KycStore;
-  /** The public key the SDK's widget presents. */
-  publicKey: string;
   /** The clock. */
   now: () => number;
 };
@@ -58,7 +66,12 @@ export function createKycHandler(options: KycHandlerOptions): SandboxHandler {
       return;
     }
     const secret = req.headers['x-secret-key'];
-    if (!credentialMatches(typeof secret === 'string' ? secret : undefined, options.secretKey)) {
+    const account = findByCredential(
+      typeof secret === 'string' ? secret : undefined,
+      options.accounts,
+      (a) => a.secretKey,
+    );
+    if (account === undefined) {
       sendJson(res, 401, { message: 'Invalid secret key', error: true, data: null });
       return;
     }
@@ -67,14 +80,17 @@ export function createKycHandler(options: KycHandlerOptions): SandboxHandler {
       sendJson(res, 400, { message: 'userRef is required', error: true, data: null });
       return;
     }
-    if (url.searchParams.get('slug') !== options.businessSlug) {
+    // A key is its business's only: another business's slug is as wrong as an unknown one.
+    if (url.searchParams.get('slug') !== account.businessSlug) {
       sendJson(res, 400, { message: 'Invalid business slug', error: true, data: null });
       return;
     }
 
     switch (userRef) {
       case 'usr_kyc_slow':
-        delayed.after(res, options.slowMs, () => sendJson(res, 200, success(slowUser())));
+        delayed.after(res, options.slowMs, () =>
+          sendJson(res, 200, success(slowUser(account.business))),
+        );
         return;
       case 'usr_kyc_500':
         sendJson(res, 500, { message: 'Internal server error', error: true, data: null });
@@ -103,7 +119,7 @@ export function createKycHandler(options: KycHandlerOptions): SandboxHandler {
         break;
     }
 
-    const user = options.store.get(userRef);
+    const user = account.store.get(userRef);
     if (user === undefined) {
       sendJson(res, 404, { message: 'User not found', error: true, data: null });
       return;
@@ -118,8 +134,8 @@ function success(user: KycUserJson): { message: string; error: false; data: KycU
   return { message: 'KYC details retrieved successfully', error: false, data: user };
 }
 
-function slowUser(): KycUserJson {
-  const template = demoKycUsers().find((u) => u.userRef === 'usr_demo_tier1');
+function slowUser(business: DemoBusiness): KycUserJson {
+  const template = demoKycUsers(business).find((u) => u.userRef === 'usr_demo_tier1');
   if (template === undefined) {
     throw new Error('demo user usr_demo_tier1 is missing');
   }

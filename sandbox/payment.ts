@@ -3,18 +3,22 @@
  * with demo references and failure references.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TransactionResponseJson } from '../src/upstream/shapes.ts';
 import {
+  businessTransaction,
+  type DemoBusiness,
   fixedTransaction,
   GENERATED_PREFIX,
   generatedTransaction,
   goodTransaction,
+  type JsonObject,
   PENDING_PREFIX,
   pendingTransaction,
   TX_REF_PATTERN,
 } from './data.ts';
 import {
-  credentialMatches,
   DelayedAnswers,
+  findByCredential,
   flatHeaders,
   resetConnection,
   type SandboxHandler,
@@ -22,18 +26,26 @@ import {
   sendJson,
 } from './http.ts';
 
+/** One business the payment interface serves. */
+export type PaymentAccount = {
+  /** The bearer token that names this business. */
+  accessToken: string;
+  /** Whose demo data the business answers. */
+  business: DemoBusiness;
+  /** Told when a pending reference is first asked for, and when it will settle (epoch ms). */
+  onPending?: (txRef: string, settlesAt: number, now: number) => void;
+};
+
 /** Settings of the payment handler. */
 export type PaymentHandlerOptions = {
-  /** The bearer token the interface accepts. */
-  accessToken: string;
+  /** The businesses, told apart by their bearer tokens (which must differ). */
+  accounts: readonly PaymentAccount[];
   /** How long a `NT-PENDING…` reference stays PENDING after its first request. */
   pendingMs: number;
   /** Delay of `NT-SLOW001`. */
   slowMs: number;
   /** The clock. */
   now: () => number;
-  /** Told when a pending reference is first asked for, and when it will settle (epoch ms). */
-  onPending?: (txRef: string, settlesAt: number, now: number) => void;
 };
 
 const STATUS_PATH_PREFIX = '/pg/api/v1/transaction/status/';
@@ -41,11 +53,6 @@ const STATUS_PATH_PREFIX = '/pg/api/v1/transaction/status/';
 const UNAUTHORIZED = { message: 'Unauthorized', error: true };
 const NOT_FOUND = { message: 'Transaction not found', error: true };
 
-/**
- * Creates the handler of the payment interface. Its state (first-seen times of
- * pending references, which flaky references already failed once) belongs to
- * this handler alone, so two sandboxes never share it.
- */
 /** Per-reference state kept for at most this many references (oldest forgotten first). */
 const MAX_REMEMBERED = 100_000;
 
@@ -59,17 +66,38 @@ function remember<K, V>(into: Set<K> | Map<K, V>, key: K, value?: V): void {
   else into.add(key);
 }
 
+/** The state of one business: first-seen times of pending references, one-off failures served. */
+type AccountState = {
+  account: PaymentAccount;
+  pendingSince: Map<string, number>;
+  // References whose one-off failure (flaky 503, first 429) has been served.
+  failedOnce: Set<string>;
+};
+
+/**
+ * Creates the handler of the payment interface. Its state (first-seen times of
+ * pending references, which flaky references already failed once) belongs to
+ * this handler alone, so two sandboxes never share it, and within it to each
+ * business, so two businesses never share it either.
+ */
 export function createPaymentHandler(options: PaymentHandlerOptions): SandboxHandler {
   const delayed = new DelayedAnswers();
-  const pendingSince = new Map<string, number>();
-  // References whose one-off failure (flaky 503, first 429) has been served.
-  const failedOnce = new Set<string>();
+  const states: AccountState[] = options.accounts.map((account) => ({
+    account,
+    pendingSince: new Map(),
+    failedOnce: new Set(),
+  }));
 
-  const failOnceThen = (txRef: string, fail: () => void, succeed: () => void): void => {
-    if (failedOnce.has(txRef)) {
+  const failOnceThen = (
+    state: AccountState,
+    txRef: string,
+    fail: () => void,
+    succeed: () => void,
+  ): void => {
+    if (state.failedOnce.has(txRef)) {
       succeed();
     } else {
-      remember(failedOnce, txRef);
+      remember(state.failedOnce, txRef);
       fail();
     }
   };
@@ -83,7 +111,8 @@ export function createPaymentHandler(options: PaymentHandlerOptions): SandboxHan
       sendJson(res, 405, { message: 'Method not allowed', error: true }, { allow: 'GET' });
       return;
     }
-    if (!credentialMatches(bearerToken(req), options.accessToken)) {
+    const state = findByCredential(bearerToken(req), states, (s) => s.account.accessToken);
+    if (state === undefined) {
       sendJson(res, 401, UNAUTHORIZED, { 'www-authenticate': 'Bearer' });
       return;
     }
@@ -92,7 +121,10 @@ export function createPaymentHandler(options: PaymentHandlerOptions): SandboxHan
       sendJson(res, 404, NOT_FOUND);
       return;
     }
-    const good = (): void => sendJson(res, 200, goodTransaction(txRef));
+    const { business } = state.account;
+    const answer = (record: JsonObject | TransactionResponseJson): void =>
+      sendJson(res, 200, businessTransaction(record, txRef, business));
+    const good = (): void => answer(goodTransaction(txRef));
 
     switch (txRef) {
       case 'NT-SLOW001':
@@ -120,6 +152,7 @@ export function createPaymentHandler(options: PaymentHandlerOptions): SandboxHan
         return;
       case 'NT-RATELIMIT003':
         failOnceThen(
+          state,
           txRef,
           () =>
             sendJson(
@@ -168,6 +201,7 @@ export function createPaymentHandler(options: PaymentHandlerOptions): SandboxHan
 
     if (txRef.startsWith('NT-FLAKY')) {
       failOnceThen(
+        state,
         txRef,
         () => sendJson(res, 503, { message: 'Service unavailable', error: true }),
         good,
@@ -176,16 +210,16 @@ export function createPaymentHandler(options: PaymentHandlerOptions): SandboxHan
     }
     if (txRef.startsWith(PENDING_PREFIX)) {
       const now = options.now();
-      const since = pendingSince.get(txRef) ?? now;
-      if (!pendingSince.has(txRef)) {
-        remember(pendingSince, txRef, since);
-        options.onPending?.(txRef, since + options.pendingMs, now);
+      const since = state.pendingSince.get(txRef) ?? now;
+      if (!state.pendingSince.has(txRef)) {
+        remember(state.pendingSince, txRef, since);
+        state.account.onPending?.(txRef, since + options.pendingMs, now);
       }
-      sendJson(res, 200, pendingTransaction(txRef, now - since >= options.pendingMs));
+      answer(pendingTransaction(txRef, now - since >= options.pendingMs));
       return;
     }
     if (txRef.startsWith(GENERATED_PREFIX) && txRef.length > GENERATED_PREFIX.length) {
-      sendJson(res, 200, generatedTransaction(txRef));
+      answer(generatedTransaction(txRef));
       return;
     }
     const record = fixedTransaction(txRef);
@@ -193,7 +227,7 @@ export function createPaymentHandler(options: PaymentHandlerOptions): SandboxHan
       sendJson(res, 404, NOT_FOUND);
       return;
     }
-    sendJson(res, 200, record);
+    answer(record);
   };
 
   return { handle, close: () => delayed.clear() };

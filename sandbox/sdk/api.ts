@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { credentialMatches, send, sendJson } from '../http.ts';
+import { findByCredential, send, sendJson } from '../http.ts';
 import type { KycCheckInput, KycStore } from '../kyc-store.ts';
 import type {
   KycCheckOutcome,
@@ -112,14 +112,20 @@ const LEVELS: readonly SdkLevel[] = [
   },
 ];
 
+/** One business, as the widget sees it. */
+export type SdkAccount = {
+  /** The public key the widget presents (`x-public-key`) for this business. */
+  publicKey: string;
+  /** The business slug that goes with that key. */
+  businessSlug: string;
+  /** Where an accepted or rejected verification of this business is recorded. */
+  store: KycStore;
+};
+
 /** Settings of the SDK endpoints. */
 export type SdkApiOptions = {
-  /** The public key the widget must present (`x-public-key`). */
-  publicKey: string;
-  /** The one business slug the interface knows. */
-  businessSlug: string;
-  /** Where an accepted or rejected verification is recorded. */
-  store: KycStore;
+  /** The businesses, told apart by their public keys (which must differ). */
+  accounts: readonly SdkAccount[];
   /** The clock of `verifiedAt`. */
   now: () => number;
 };
@@ -211,9 +217,14 @@ function opening(
   body: string,
 ):
   | { fail: Answer<never> }
-  | { request: SdkSessionRequest & { answers?: unknown }; level: SdkLevel } {
+  | { request: SdkSessionRequest & { answers?: unknown }; level: SdkLevel; account: SdkAccount } {
   const key = req.headers['x-public-key'];
-  if (!credentialMatches(typeof key === 'string' ? key : undefined, options.publicKey)) {
+  const account = findByCredential(
+    typeof key === 'string' ? key : undefined,
+    options.accounts,
+    (a) => a.publicKey,
+  );
+  if (account === undefined) {
     return { fail: failure(401, 'INVALID_PUBLIC_KEY', 'The public key is not valid.') };
   }
   let parsed: unknown;
@@ -226,7 +237,8 @@ function opening(
     return { fail: failure(400, 'INVALID_INPUT', 'The request body must be a JSON object.') };
   }
   const fields = parsed as Record<string, unknown>;
-  if (fields.slug !== options.businessSlug) {
+  // A public key is its business's only: another business's slug is refused as an unknown one.
+  if (fields.slug !== account.businessSlug) {
     return { fail: failure(400, 'INVALID_SLUG', 'The business slug is not valid.') };
   }
   const level = LEVELS.find((l) => l.slug === fields.levelSlug);
@@ -242,13 +254,14 @@ function opening(
   }
   return {
     request: {
-      slug: options.businessSlug,
+      slug: account.businessSlug,
       userRef,
       name,
       levelSlug: level.slug,
       answers: fields.answers,
     },
     level,
+    account,
   };
 }
 
@@ -264,7 +277,7 @@ function session(
     body: {
       error: false,
       message: 'Session started',
-      data: { business: options.businessSlug, level: structuredClone(opened.level) },
+      data: { business: opened.account.businessSlug, level: structuredClone(opened.level) },
     },
   };
 }
@@ -272,7 +285,7 @@ function session(
 function verify(options: SdkApiOptions, req: IncomingMessage, body: string): Answer<SdkVerifyData> {
   const opened = opening(options, req, body);
   if ('fail' in opened) return opened.fail;
-  const { request, level } = opened;
+  const { request, level, account } = opened;
   const answers = request.answers;
   if (typeof answers !== 'object' || answers === null || Array.isArray(answers)) {
     return failure(400, 'INVALID_INPUT', 'answers must be an object keyed by check name.');
@@ -300,7 +313,7 @@ function verify(options: SdkApiOptions, req: IncomingMessage, body: string): Ans
 
   // Rejected checks are recorded too, as the provider keeps failed attempts (the level then
   // reads unverified until a new attempt passes).
-  options.store.recordLevel(request.userRef, level.slug, checks, {
+  account.store.recordLevel(request.userRef, level.slug, checks, {
     name: request.name,
   });
   const failed = outcomes.filter((o) => !o.passed);
