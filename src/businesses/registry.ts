@@ -47,6 +47,8 @@ export class Businesses {
   readonly #runtimes = new Map<string, { account: BusinessAccount; runtime: BusinessRuntime }>();
   /** True when tokens name their business (several may be served). */
   readonly several: boolean;
+  /** The one business, without a businesses file (until the gateway closes). */
+  #single: BusinessRuntime | undefined;
 
   constructor(
     accounts: readonly BusinessAccount[],
@@ -61,6 +63,7 @@ export class Businesses {
     for (const account of accounts) {
       this.#runtimes.set(account.id, { account, runtime: build(account) });
     }
+    this.#single = several ? undefined : this.#runtimes.values().next().value?.runtime;
   }
 
   /**
@@ -68,7 +71,7 @@ export class Businesses {
    * (no claim, or an unknown id). With one business, that one, whatever the token claims.
    */
   resolve(claim: string | undefined): Business | undefined {
-    if (!this.several) return this.#runtimes.values().next().value?.runtime;
+    if (!this.several) return this.#single;
     return claim === undefined ? undefined : this.#runtimes.get(claim)?.runtime;
   }
 
@@ -120,6 +123,7 @@ export class Businesses {
   async close(): Promise<void> {
     const all = [...this.#runtimes.values()];
     this.#runtimes.clear();
+    this.#single = undefined;
     await Promise.allSettled(all.map(({ runtime }) => runtime.close()));
   }
 }
