@@ -448,8 +448,8 @@ function buildBusiness(account: BusinessAccount, several: boolean, parts: Busine
       context = contextOf(next);
       webhooks = webhooksOf(next);
     },
-    async close() {
-      removed.abort();
+    async close(gone) {
+      if (gone) removed.abort();
       // Pollers first (they release their Redis locks).
       await live.close();
       await Promise.allSettled([current.payment.close(), current.kyc.close()]);

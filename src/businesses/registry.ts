@@ -23,15 +23,18 @@ export interface Business {
   readonly context: ContextDeps;
   /** Its notifications' handler; undefined when it has no webhook secret (its paths 404). */
   readonly webhooks: WebhookHandler | undefined;
-  /** Aborted when the business is no longer served (removed by a reload, or the gateway closes). */
+  /** Aborted when the business is no longer served (a reload removed it). */
   readonly removed: AbortSignal;
 }
 
 /** A business as the registry holds it: built from an account, updated, closed. */
 export interface BusinessRuntime extends Business {
   update(account: BusinessAccount): void;
-  /** Ends it: `removed` aborts, then what it holds is closed. */
-  close(): Promise<void>;
+  /**
+   * Closes what it holds; `removed` (a reload removed it) first aborts its `removed` signal, which
+   * ends its streams with an error (at the gateway's end, the shutdown ends streams its own way).
+   */
+  close(removed: boolean): Promise<void>;
 }
 
 /** What a reload did, by business id. */
@@ -100,7 +103,7 @@ export class Businesses {
       if (next.has(id)) continue;
       this.#runtimes.delete(id);
       report.removed.push(id);
-      closing.push(held.runtime.close());
+      closing.push(held.runtime.close(true));
     }
     for (const account of accounts) {
       const held = this.#runtimes.get(account.id);
@@ -124,6 +127,6 @@ export class Businesses {
     const all = [...this.#runtimes.values()];
     this.#runtimes.clear();
     this.#single = undefined;
-    await Promise.allSettled(all.map(({ runtime }) => runtime.close()));
+    await Promise.allSettled(all.map(({ runtime }) => runtime.close(false)));
   }
 }
