@@ -42,7 +42,8 @@
  *                      over the businesses in turn (each token names one in `biz`), in rotating
  *                      order for BENCH_BUSINESS_ROUNDS rounds (default 3); per scenario (default
  *                      S1) the median req/s, p99 and µs of CPU per request of each, and their
- *                      ratio to one business.
+ *                      ratio to one business. With --allocations: bytes allocated per request of
+ *                      each instead (bench/alloc-probe.ts), which does not move with the load.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -66,6 +67,7 @@ import {
   HAS_TASKSET,
   JSON_PORT,
   LOG_DIR,
+  type LoadOptions,
   type LoadResult,
   load,
   NODE_VERSION,
@@ -278,6 +280,11 @@ interface Run {
 /** The headers of every request, or of each request in turn. */
 type Headers = Record<string, string> | (() => Record<string, string>);
 
+/** `load`'s options for `given`. */
+function headersOf(given: Headers): Pick<LoadOptions, 'headers' | 'headersEach'> {
+  return typeof given === 'function' ? { headers: {}, headersEach: given } : { headers: given };
+}
+
 /**
  * Warm-up, then a timed run against `target`. `idle` (the other systems on core 0) are paused
  * meanwhile, so that their leftover work (a major GC after their own run, say) cannot steal the
@@ -308,11 +315,9 @@ async function timed(
   given: Headers,
   connections: number,
 ): Promise<TargetResult> {
-  const headers = typeof given === 'function' ? {} : given;
-  const headersEach = typeof given === 'function' ? given : undefined;
-  const each = headersEach && { headersEach };
+  const headers = headersOf(given);
   if (WARMUP_S > 0) {
-    await load({ url, connections, durationS: WARMUP_S, headers, body, ...each });
+    await load({ url, connections, durationS: WARMUP_S, body, ...headers });
   }
   await settleStub(stub.port);
   await resetStub(stub.port);
@@ -320,7 +325,7 @@ async function timed(
   const stubCpu0 = cpuSeconds(stub.pid);
   const t0 = performance.now();
   const rss = sampleRss(target.pid);
-  const result = await load({ url, connections, durationS: DURATION_S, headers, body, ...each });
+  const result = await load({ url, connections, durationS: DURATION_S, body, ...headers });
   const maxRss = rss.stop();
   const elapsed = (performance.now() - t0) / 1000;
   const cpu = (cpuSeconds(target.pid) - cpu0) / elapsed;
@@ -608,6 +613,13 @@ async function profile(stub: Started, reference: Started): Promise<void> {
   console.log(`Profiles and this summary are under ${dir}/ and bench/results/profile-summary.md`);
 }
 
+/** A system of an allocation run: how to start it, and its requests' headers. */
+interface AllocationSystem {
+  name: string;
+  start: (extra: Extra) => Promise<Started>;
+  headers: Headers;
+}
+
 /** Requests per scenario in an allocation run: each sampled run has exactly this many. */
 const ALLOCATION_REQUESTS: Record<string, number> = { S1: 3000, S2: 6000, S3: 300, S4: 3000 };
 
@@ -632,14 +644,35 @@ async function allocations(stub: Started): Promise<void> {
   const scenarios = SCENARIOS.filter((s) => SCENARIO_IDS.includes(s.id));
   const report: string[] = [];
   const table = [
-    '| Auth | Scenario | System | KB allocated per request | Gateway ÷ system |',
+    `| Auth | Scenario | System | KB allocated per request | ${BUSINESS_COUNTS ? 'One business' : 'Gateway'} ÷ system |`,
     '| --- | --- | --- | -: | -: |',
   ];
-  for (const auth of AUTH_MODES) {
-    const headers: Record<string, string> =
+  // With --businesses: the gateway serving one business and each count, auth on (tokens name
+  // their business), instead of the gateway and its peers.
+  const authModes: Auth[] = BUSINESS_COUNTS ? ['on'] : AUTH_MODES;
+  for (const auth of authModes) {
+    const token: Record<string, string> =
       auth === 'on' ? { authorization: `Bearer ${await benchToken()}` } : {};
+    const systems: AllocationSystem[] = BUSINESS_COUNTS
+      ? await Promise.all(
+          [1, ...BUSINESS_COUNTS].map(async (count) => ({
+            name: businessGatewayName(count),
+            start: (extra: Extra) => startBusinessGateway(stub, count, extra),
+            headers: await headersInTurn(count),
+          })),
+        )
+      : ['gateway', ...PEERS].map((name) => ({
+          name,
+          start: (extra: Extra) =>
+            name === 'gateway'
+              ? startGateway(stub, auth, extra)
+              : startPeer(name, stub, auth, extra),
+          headers: token,
+        }));
+    const baseline = systems[0]?.name ?? 'gateway';
     const perSystem = new Map<string, Map<string, number>>();
-    for (const name of ['gateway', ...PEERS]) {
+    for (const { name, start, headers: given } of systems) {
+      const headers = headersOf(given);
       const extra = (id: string) => ({
         nodeFlags: ['--import', './bench/alloc-probe.ts'],
         env: { ALLOC_PROBE_FILE: `${dir}/${name}-${id}-auth-${auth}.heapprofile` },
@@ -647,10 +680,7 @@ async function allocations(stub: Started): Promise<void> {
       const bytes = new Map<string, number>();
       for (const scenario of scenarios) {
         // A process per scenario: the probe writes one file per process.
-        const target =
-          name === 'gateway'
-            ? await startGateway(stub, auth, extra(scenario.id))
-            : await startPeer(name, stub, auth, extra(scenario.id));
+        const target = await start(extra(scenario.id));
         const url = `http://127.0.0.1:${target.port}/graphql`;
         const tag = `${scenario.id}${auth === 'on' ? 'A' : 'N'}M${name}`;
         const body = scenario.body(tag);
@@ -658,8 +688,8 @@ async function allocations(stub: Started): Promise<void> {
           url,
           connections: CONNECTIONS,
           durationS: Math.max(1, WARMUP_S),
-          headers,
           body,
+          ...headers,
         });
         await signalProbe(target, 'ALLOC_PROBE started');
         const amount = ALLOCATION_REQUESTS[scenario.id] ?? 1000;
@@ -668,8 +698,8 @@ async function allocations(stub: Started): Promise<void> {
           connections: CONNECTIONS,
           durationS: 0,
           amount,
-          headers,
           body,
+          ...headers,
         });
         await signalProbe(target, 'ALLOC_PROBE written');
         await target.stop();
@@ -692,7 +722,7 @@ async function allocations(stub: Started): Promise<void> {
       perSystem.set(name, bytes);
     }
     for (const scenario of scenarios) {
-      const gateway = perSystem.get('gateway')?.get(scenario.id) ?? Number.NaN;
+      const gateway = perSystem.get(baseline)?.get(scenario.id) ?? Number.NaN;
       for (const [name, bytes] of perSystem) {
         const value = bytes.get(scenario.id) ?? Number.NaN;
         table.push(
@@ -864,14 +894,22 @@ async function features(stub: Started, reference: Started): Promise<void> {
   console.log(`\n${text}\n\nWritten to bench/results/features.json`);
 }
 
+/** The name of a gateway of the `--businesses` mode. */
+function businessGatewayName(count: number): string {
+  return count === 1 ? 'gateway-1-business' : `gateway-${count}-businesses`;
+}
+
 /** A gateway of the `--businesses` mode: one business, or `count` from a businesses file. */
-function startBusinessGateway(stub: Started, count: number): Promise<Started> {
+function startBusinessGateway(stub: Started, count: number, extra: Extra = {}): Promise<Started> {
   return startNode({
-    name: count === 1 ? 'gateway-1-business' : `gateway-${count}-businesses`,
+    name: businessGatewayName(count),
     script: 'src/main.ts',
     core: 0,
-    nodeFlags: NODE_FLAGS,
-    env: businessesEnv(stub.port, count, { AUTH_JWT_SECRET: BENCH_JWT_SECRET }),
+    nodeFlags: [...NODE_FLAGS, ...(extra.nodeFlags ?? [])],
+    env: {
+      ...businessesEnv(stub.port, count, { AUTH_JWT_SECRET: BENCH_JWT_SECRET }),
+      ...extra.env,
+    },
     portPattern: GATEWAY_PORT,
   });
 }
