@@ -1054,7 +1054,7 @@ async function main(): Promise<void> {
     );
   }
   console.log(
-    `bench: ${DURATION_S} s per cell after ${WARMUP_S} s warm-up, ${CONNECTION_COUNTS.join(' and ')} connections, auth ${AUTH_MODES.join(' then ')}, systems ${SYSTEMS.join(', ')}, stub latency ${LATENCY_MS} ms; systems on Node ${NODE_VERSION}; ${layout}; output of every system to ${LOG_DIR}/${NODE_FLAGS.length > 0 ? `; node flags for every system: ${NODE_FLAGS.join(' ')}` : ''}`,
+    `bench: ${DURATION_S} s per cell after ${WARMUP_S} s warm-up, ${BUSINESS_COUNTS ? `${CONNECTIONS} connections, auth on, the gateway serving 1, ${BUSINESS_COUNTS.join(', ')} businesses` : `${CONNECTION_COUNTS.join(' and ')} connections, auth ${AUTH_MODES.join(' then ')}, systems ${SYSTEMS.join(', ')}`}, stub latency ${LATENCY_MS} ms; systems on Node ${NODE_VERSION}; ${layout}; output of every system to ${LOG_DIR}/${NODE_FLAGS.length > 0 ? `; node flags for every system: ${NODE_FLAGS.join(' ')}` : ''}`,
   );
   if (!PROFILE && !ALLOCATIONS && !FEATURE_MODE && !BUSINESS_COUNTS)
     console.log(`bench: about ${Math.ceil(estimateMinutes())} minutes`);

@@ -223,7 +223,7 @@ function claimStores(
 }
 
 const LEDGER_LOST_LINE =
-  'payment confirmations: SUSPENDED — the claims store was emptied or replaced while the gateway ran; nothing is confirmed until an operator runs `npm run claims:acknowledge` (see docs/payments.md)';
+  'payment confirmations: SUSPENDED — the claims store was emptied or replaced while the gateway ran; nothing is confirmed until an operator runs `npm run claims:acknowledge` (with several businesses: `-- --business <id>`; see docs/payments.md)';
 
 /**
  * Says what a business's claims ledger and (`durability`) Redis's durability look like: loudly
