@@ -293,8 +293,12 @@ export async function resetStub(stubPort: number): Promise<void> {
 }
 
 /** The HS256 token of the auth-on runs: a service caller with both read scopes, 2 h. */
-export function benchToken(): Promise<string> {
-  return new SignJWT({ scope: 'transactions:read kyc:read' })
+export function benchToken(business?: string): Promise<string> {
+  return new SignJWT({
+    scope: 'transactions:read kyc:read',
+    // The gateway's default AUTH_BUSINESS_CLAIM.
+    ...(business !== undefined && { biz: business }),
+  })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject('bench-merchant')
     .setIssuedAt()
@@ -367,6 +371,8 @@ export interface LoadOptions {
   /** Stop after this many requests instead of after a duration. */
   amount?: number;
   headers: Record<string, string>;
+  /** Headers of each request on top of `headers` (e.g. a token per business, in turn). */
+  headersEach?: () => Record<string, string>;
   /** A fixed body, or a new body for each request. */
   body: GraphQLBody | (() => GraphQLBody);
 }
@@ -401,7 +407,7 @@ function percentile(sorted: Float64Array, p: number): number {
 /** Runs autocannon against `url` and returns throughput and exact latency percentiles. */
 export function load(options: LoadOptions): Promise<LoadResult> {
   const headers = { 'content-type': 'application/json', ...options.headers };
-  const { body } = options;
+  const { body, headersEach } = options;
   const fixed = typeof body === 'function' ? undefined : JSON.stringify(body);
   let times = new Float64Array(1 << 16);
   let count = 0;
@@ -420,8 +426,12 @@ export function load(options: LoadOptions): Promise<LoadResult> {
         ...(fixed !== undefined && { body: fixed }),
         requests: [
           {
-            ...(typeof body === 'function' && {
-              setupRequest: (request) => ({ ...request, body: JSON.stringify(body()) }),
+            ...((typeof body === 'function' || headersEach) && {
+              setupRequest: (request) => ({
+                ...request,
+                ...(typeof body === 'function' && { body: JSON.stringify(body()) }),
+                ...(headersEach && { headers: { ...request.headers, ...headersEach() } }),
+              }),
             }),
             // A 200 may still carry errors (GraphQL reports a failed field there).
             onResponse: (_status, text) => {

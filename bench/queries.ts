@@ -42,6 +42,25 @@ export const STUB_CREDENTIALS = {
   kycBusinessSlug: 'bench-business',
 } as const;
 
+/**
+ * The credentials of business `id` in the runs with several businesses (`--businesses`): the
+ * stub's own, each marked with the id, which the stub accepts as it accepts its own (a KYC slug
+ * only with the secret of the same business).
+ */
+export function businessCredentials(id: string): {
+  paymentAccessToken: string;
+  kycSecretKey: string;
+  kycPublicKey: string;
+  kycBusinessSlug: string;
+} {
+  return {
+    paymentAccessToken: `${STUB_CREDENTIALS.paymentAccessToken}.${id}`,
+    kycSecretKey: `${STUB_CREDENTIALS.kycSecretKey}.${id}`,
+    kycPublicKey: `${STUB_CREDENTIALS.kycPublicKey}_${id}`,
+    kycBusinessSlug: `${STUB_CREDENTIALS.kycBusinessSlug}.${id}`,
+  };
+}
+
 /** HS256 secret of the auth-on runs (at least 32 bytes). */
 export const BENCH_JWT_SECRET = 'bench-jwt-secret-that-is-long-enough-for-hs256';
 

@@ -36,11 +36,20 @@
  *                      from req/s and from µs of CPU per request (which does not move with the
  *                      machine's load). BENCH_FEATURE_PAIRS pairs (default 3); BENCH_FEATURE_NAMES
  *                      (words, comma-separated) keeps only the features whose name holds one.
+ *   --businesses N,M   instead of the tables: what more businesses cost (bench/businesses.ts).
+ *                      The gateway alone, auth on, serving one business (no file) and N, M
+ *                      businesses from a BUSINESSES_FILE against the stub, the requests spread
+ *                      over the businesses in turn (each token names one in `biz`), in rotating
+ *                      order for BENCH_BUSINESS_ROUNDS rounds (default 3); per scenario (default
+ *                      S1) the median req/s, p99 and µs of CPU per request of each, and their
+ *                      ratio to one business. With --allocations: bytes allocated per request of
+ *                      each instead (bench/alloc-probe.ts), which does not move with the load.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
+import { businessesEnv, headersInTurn } from './businesses.ts';
 import {
   BARE_ENV,
   cpuShare,
@@ -58,6 +67,7 @@ import {
   HAS_TASKSET,
   JSON_PORT,
   LOG_DIR,
+  type LoadOptions,
   type LoadResult,
   load,
   NODE_VERSION,
@@ -98,6 +108,7 @@ const { values: argv } = parseArgs({
     profile: { type: 'boolean', default: false },
     allocations: { type: 'boolean', default: false },
     features: { type: 'boolean', default: false },
+    businesses: { type: 'string' },
     systems: { type: 'string' },
   },
 });
@@ -121,6 +132,16 @@ function list<T extends string>(raw: string, allowed: readonly T[], name: string
 }
 
 const FEATURE_MODE = argv.features === true;
+/** The business counts of the `--businesses` mode, beside one; undefined: not that mode. */
+const BUSINESS_COUNTS = argv.businesses?.split(',').map((raw) => {
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 2 || value > 1000) {
+    throw new Error('--businesses: whole numbers from 2 to 1000 (one business is always measured)');
+  }
+  return value;
+});
+/** Rounds of the `--businesses` mode (each measures every count once, in rotating order). */
+const BUSINESS_ROUNDS = setting(undefined, 'BENCH_BUSINESS_ROUNDS', 3);
 const DURATION_S = setting(argv.duration, 'BENCH_DURATION_S', FEATURE_MODE ? 4 : 6);
 // The features mode starts a new process for every run of a pair: a 1 s warm-up left the second
 // process of each pair measurably faster than the first (an order effect), hence 3 s there.
@@ -156,7 +177,7 @@ const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Bool
 const PROFILE = argv.profile === true;
 const ALLOCATIONS = argv.allocations === true;
 const SCENARIO_IDS: string[] = list(
-  argv.scenarios ?? (PROFILE || FEATURE_MODE ? 'S1,S3,S4' : 'S1,S2,S3,S4'),
+  argv.scenarios ?? (BUSINESS_COUNTS ? 'S1' : PROFILE || FEATURE_MODE ? 'S1,S3,S4' : 'S1,S2,S3,S4'),
   ['S1', 'S2', 'S3', 'S4'] as const,
   '--scenarios',
 );
@@ -256,6 +277,14 @@ interface Run {
   cells: Cell[];
 }
 
+/** The headers of every request, or of each request in turn. */
+type Headers = Record<string, string> | (() => Record<string, string>);
+
+/** `load`'s options for `given`. */
+function headersOf(given: Headers): Pick<LoadOptions, 'headers' | 'headersEach'> {
+  return typeof given === 'function' ? { headers: {}, headersEach: given } : { headers: given };
+}
+
 /**
  * Warm-up, then a timed run against `target`. `idle` (the other systems on core 0) are paused
  * meanwhile, so that their leftover work (a major GC after their own run, say) cannot steal the
@@ -267,7 +296,7 @@ async function measure(
   url: string,
   stub: Started,
   body: GraphQLBody | (() => GraphQLBody),
-  headers: Record<string, string>,
+  headers: Headers,
   connections: number,
 ): Promise<TargetResult> {
   for (const other of idle) other.pause();
@@ -283,11 +312,12 @@ async function timed(
   url: string,
   stub: Started,
   body: GraphQLBody | (() => GraphQLBody),
-  headers: Record<string, string>,
+  given: Headers,
   connections: number,
 ): Promise<TargetResult> {
+  const headers = headersOf(given);
   if (WARMUP_S > 0) {
-    await load({ url, connections, durationS: WARMUP_S, headers, body });
+    await load({ url, connections, durationS: WARMUP_S, body, ...headers });
   }
   await settleStub(stub.port);
   await resetStub(stub.port);
@@ -295,7 +325,7 @@ async function timed(
   const stubCpu0 = cpuSeconds(stub.pid);
   const t0 = performance.now();
   const rss = sampleRss(target.pid);
-  const result = await load({ url, connections, durationS: DURATION_S, headers, body });
+  const result = await load({ url, connections, durationS: DURATION_S, body, ...headers });
   const maxRss = rss.stop();
   const elapsed = (performance.now() - t0) / 1000;
   const cpu = (cpuSeconds(target.pid) - cpu0) / elapsed;
@@ -583,6 +613,13 @@ async function profile(stub: Started, reference: Started): Promise<void> {
   console.log(`Profiles and this summary are under ${dir}/ and bench/results/profile-summary.md`);
 }
 
+/** A system of an allocation run: how to start it, and its requests' headers. */
+interface AllocationSystem {
+  name: string;
+  start: (extra: Extra) => Promise<Started>;
+  headers: Headers;
+}
+
 /** Requests per scenario in an allocation run: each sampled run has exactly this many. */
 const ALLOCATION_REQUESTS: Record<string, number> = { S1: 3000, S2: 6000, S3: 300, S4: 3000 };
 
@@ -607,14 +644,35 @@ async function allocations(stub: Started): Promise<void> {
   const scenarios = SCENARIOS.filter((s) => SCENARIO_IDS.includes(s.id));
   const report: string[] = [];
   const table = [
-    '| Auth | Scenario | System | KB allocated per request | Gateway ÷ system |',
+    `| Auth | Scenario | System | KB allocated per request | ${BUSINESS_COUNTS ? 'One business' : 'Gateway'} ÷ system |`,
     '| --- | --- | --- | -: | -: |',
   ];
-  for (const auth of AUTH_MODES) {
-    const headers: Record<string, string> =
+  // With --businesses: the gateway serving one business and each count, auth on (tokens name
+  // their business), instead of the gateway and its peers.
+  const authModes: Auth[] = BUSINESS_COUNTS ? ['on'] : AUTH_MODES;
+  for (const auth of authModes) {
+    const token: Record<string, string> =
       auth === 'on' ? { authorization: `Bearer ${await benchToken()}` } : {};
+    const systems: AllocationSystem[] = BUSINESS_COUNTS
+      ? await Promise.all(
+          [1, ...BUSINESS_COUNTS].map(async (count) => ({
+            name: businessGatewayName(count),
+            start: (extra: Extra) => startBusinessGateway(stub, count, extra),
+            headers: await headersInTurn(count),
+          })),
+        )
+      : ['gateway', ...PEERS].map((name) => ({
+          name,
+          start: (extra: Extra) =>
+            name === 'gateway'
+              ? startGateway(stub, auth, extra)
+              : startPeer(name, stub, auth, extra),
+          headers: token,
+        }));
+    const baseline = systems[0]?.name ?? 'gateway';
     const perSystem = new Map<string, Map<string, number>>();
-    for (const name of ['gateway', ...PEERS]) {
+    for (const { name, start, headers: given } of systems) {
+      const headers = headersOf(given);
       const extra = (id: string) => ({
         nodeFlags: ['--import', './bench/alloc-probe.ts'],
         env: { ALLOC_PROBE_FILE: `${dir}/${name}-${id}-auth-${auth}.heapprofile` },
@@ -622,10 +680,7 @@ async function allocations(stub: Started): Promise<void> {
       const bytes = new Map<string, number>();
       for (const scenario of scenarios) {
         // A process per scenario: the probe writes one file per process.
-        const target =
-          name === 'gateway'
-            ? await startGateway(stub, auth, extra(scenario.id))
-            : await startPeer(name, stub, auth, extra(scenario.id));
+        const target = await start(extra(scenario.id));
         const url = `http://127.0.0.1:${target.port}/graphql`;
         const tag = `${scenario.id}${auth === 'on' ? 'A' : 'N'}M${name}`;
         const body = scenario.body(tag);
@@ -633,8 +688,8 @@ async function allocations(stub: Started): Promise<void> {
           url,
           connections: CONNECTIONS,
           durationS: Math.max(1, WARMUP_S),
-          headers,
           body,
+          ...headers,
         });
         await signalProbe(target, 'ALLOC_PROBE started');
         const amount = ALLOCATION_REQUESTS[scenario.id] ?? 1000;
@@ -643,8 +698,8 @@ async function allocations(stub: Started): Promise<void> {
           connections: CONNECTIONS,
           durationS: 0,
           amount,
-          headers,
           body,
+          ...headers,
         });
         await signalProbe(target, 'ALLOC_PROBE written');
         await target.stop();
@@ -667,7 +722,7 @@ async function allocations(stub: Started): Promise<void> {
       perSystem.set(name, bytes);
     }
     for (const scenario of scenarios) {
-      const gateway = perSystem.get('gateway')?.get(scenario.id) ?? Number.NaN;
+      const gateway = perSystem.get(baseline)?.get(scenario.id) ?? Number.NaN;
       for (const [name, bytes] of perSystem) {
         const value = bytes.get(scenario.id) ?? Number.NaN;
         table.push(
@@ -681,6 +736,12 @@ async function allocations(stub: Started): Promise<void> {
   console.log(`\n${table.join('\n')}\n`);
   console.log('Per function and package: bench/results/allocation-summary.md');
 }
+
+/** The middle value (the upper of the two middle ones for an even count). */
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+};
 
 /** A gateway of the features mode: the bare pipeline, plus `feature` when given. */
 function startFeatureGateway(stub: Started, feature: Feature | undefined): Promise<Started> {
@@ -803,10 +864,6 @@ async function features(stub: Started, reference: Started): Promise<void> {
     results.push(row);
   }
   const ids = results.map((r) => r.id);
-  const median = (values: number[]) => {
-    const sorted = [...values].sort((a, b) => a - b);
-    return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
-  };
   const lines = [
     `| Feature added alone to the bare pipeline | ${ids.map((id) => `${id} share (req/s) | ${id} share (CPU/request)`).join(' | ')} |`,
     `| --- | ${ids.map(() => '-: | -:').join(' | ')} |`,
@@ -837,6 +894,139 @@ async function features(stub: Started, reference: Started): Promise<void> {
   console.log(`\n${text}\n\nWritten to bench/results/features.json`);
 }
 
+/** The name of a gateway of the `--businesses` mode. */
+function businessGatewayName(count: number): string {
+  return count === 1 ? 'gateway-1-business' : `gateway-${count}-businesses`;
+}
+
+/** A gateway of the `--businesses` mode: one business, or `count` from a businesses file. */
+function startBusinessGateway(stub: Started, count: number, extra: Extra = {}): Promise<Started> {
+  return startNode({
+    name: businessGatewayName(count),
+    script: 'src/main.ts',
+    core: 0,
+    nodeFlags: [...NODE_FLAGS, ...(extra.nodeFlags ?? [])],
+    env: {
+      ...businessesEnv(stub.port, count, { AUTH_JWT_SECRET: BENCH_JWT_SECRET }),
+      ...extra.env,
+    },
+    portPattern: GATEWAY_PORT,
+  });
+}
+
+/**
+ * The `--businesses` mode: per scenario, a gateway serving one business and one serving each
+ * count of BUSINESS_COUNTS, measured in turn (the order rotating each round), the requests
+ * spread over the businesses; prints the medians and their ratio to one business.
+ */
+async function businessRuns(stub: Started, reference: Started, counts: number[]): Promise<void> {
+  const all = [1, ...counts];
+  const scenarios = SCENARIOS.filter((s) => SCENARIO_IDS.includes(s.id));
+  const minutes = Math.ceil(
+    (scenarios.length * all.length * BUSINESS_ROUNDS * (WARMUP_S + DURATION_S + 2)) / 60,
+  );
+  console.log(
+    `bench --businesses: 1, ${counts.join(', ')} businesses, ${BUSINESS_ROUNDS} rounds, auth on, ${CONNECTIONS} connections, scenarios ${SCENARIO_IDS.join(', ')}; about ${minutes} minutes`,
+  );
+  const rows: Array<{
+    id: string;
+    businesses: number;
+    rps: number[];
+    p50Ms: number[];
+    p99Ms: number[];
+    cpuUs: number[];
+    maxRssMB: number[];
+    callsPerRequest: number[];
+  }> = [];
+  for (const scenario of scenarios) {
+    const referenceUrl = `http://127.0.0.1:${reference.port}${scenario.referencePath}`;
+    const gateways: Array<{
+      count: number;
+      target: Started;
+      headers: () => Record<string, string>;
+    }> = [];
+    for (const count of all) {
+      const target = await startBusinessGateway(stub, count);
+      const headers = await headersInTurn(count);
+      const url = `http://127.0.0.1:${target.port}/graphql`;
+      // Every business answers the reference's records (each through its own credentials).
+      for (let i = 0; i < Math.min(count, 3); i++) {
+        await checkEquivalent(
+          scenario,
+          target.name,
+          url,
+          referenceUrl,
+          scenario.check(`B${scenario.id}x${count}x${i}`),
+          headers(),
+        );
+      }
+      gateways.push({ count, target, headers });
+    }
+    const results = new Map<number, TargetResult[]>(all.map((count) => [count, []]));
+    for (let round = 0; round < BUSINESS_ROUNDS; round++) {
+      const order = [
+        ...gateways.slice(round % all.length),
+        ...gateways.slice(0, round % all.length),
+      ];
+      for (const { count, target, headers } of order) {
+        const result = await measure(
+          target,
+          [reference, ...gateways.map((g) => g.target).filter((other) => other !== target)],
+          `http://127.0.0.1:${target.port}/graphql`,
+          stub,
+          scenario.body(`B${scenario.id}x${count}r${round}`),
+          headers,
+          CONNECTIONS,
+        );
+        if (result.errorAnswers > 0) {
+          throw new Error(
+            `${scenario.id} ${target.name}: ${result.non2xx} non-2xx answers, ${result.graphqlErrors} with GraphQL errors, ${result.errors} socket errors, ${result.timeouts} timeouts (log: ${target.logFile})`,
+          );
+        }
+        results.get(count)?.push(result);
+        console.log(
+          `${scenario.id}, round ${round + 1}, ${count} business${count === 1 ? '' : 'es'}: ${fmt(result.rps, 0)} req/s, p99 ${fmt(result.p99Ms, 1)} ms, ${fmt((result.cpu / Math.max(1e-9, result.rps)) * 1e6, 0)} µs CPU/request, ${fmt(result.upstreamCallsPerRequest, 2)} calls/req`,
+        );
+      }
+    }
+    await Promise.all(gateways.map(({ target }) => target.stop()));
+    for (const count of all) {
+      const runs = results.get(count) ?? [];
+      rows.push({
+        id: scenario.id,
+        businesses: count,
+        rps: runs.map((r) => r.rps),
+        p50Ms: runs.map((r) => r.p50Ms),
+        p99Ms: runs.map((r) => r.p99Ms),
+        cpuUs: runs.map((r) => (r.cpu / Math.max(1e-9, r.rps)) * 1e6),
+        maxRssMB: runs.map((r) => r.maxRssMB),
+        callsPerRequest: runs.map((r) => r.upstreamCallsPerRequest),
+      });
+    }
+  }
+  const lines = [
+    '| Scenario | Businesses | req/s | ÷ one business | p50 / p99 ms | µs CPU/request | ÷ one business | Max RSS MB | Upstream calls/req |',
+    '| --- | -: | -: | -: | -: | -: | -: | -: | -: |',
+  ];
+  for (const row of rows) {
+    const one = rows.find((r) => r.id === row.id && r.businesses === 1);
+    lines.push(
+      `| ${row.id} | ${row.businesses} | ${fmt(median(row.rps), 0)} | ${fmt(median(row.rps) / median(one?.rps ?? []))} | ${fmt(median(row.p50Ms), 1)} / ${fmt(median(row.p99Ms), 1)} | ${fmt(median(row.cpuUs), 0)} | ${fmt(median(row.cpuUs) / median(one?.cpuUs ?? []))} | ${fmt(Math.max(...row.maxRssMB), 0)} | ${fmt(median(row.callsPerRequest), 2)} |`,
+    );
+  }
+  const text = [
+    lines.join('\n'),
+    '',
+    `Medians of ${BUSINESS_ROUNDS} rounds (each measures every gateway once, the order rotating), ${DURATION_S} s after ${WARMUP_S} s warm-up per run, ${CONNECTIONS} connections, auth on; with several businesses each request carries the token of the next business in turn. µs CPU/request moves less than req/s when other processes take the core.`,
+  ].join('\n');
+  mkdirSync(`${ROOT}bench/results`, { recursive: true });
+  writeFileSync(
+    `${ROOT}bench/results/businesses.json`,
+    `${JSON.stringify({ finishedAt: new Date().toISOString(), durationS: DURATION_S, warmupS: WARMUP_S, connections: CONNECTIONS, rounds: BUSINESS_ROUNDS, systemsNode: NODE_VERSION, rows }, null, 2)}\n`,
+  );
+  console.log(`\n${text}\n\nWritten to bench/results/businesses.json`);
+}
+
 /** Starts the systems of one auth mode (the reference runs throughout). */
 async function startSystems(stub: Started, auth: Auth): Promise<Started[]> {
   const started: Started[] = [];
@@ -852,7 +1042,8 @@ function estimateMinutes(): number {
 }
 
 async function main(): Promise<void> {
-  setupPeers();
+  // The --businesses mode measures the gateway alone.
+  if (!BUSINESS_COUNTS) setupPeers();
   const pinned = pinSelf(1);
   const layout = HAS_TASKSET
     ? `every system pinned to core 0, stub to core 1, load generator ${pinned ? 'pinned to core 1' : 'NOT pinned (taskset -p refused)'}`
@@ -863,9 +1054,9 @@ async function main(): Promise<void> {
     );
   }
   console.log(
-    `bench: ${DURATION_S} s per cell after ${WARMUP_S} s warm-up, ${CONNECTION_COUNTS.join(' and ')} connections, auth ${AUTH_MODES.join(' then ')}, systems ${SYSTEMS.join(', ')}, stub latency ${LATENCY_MS} ms; systems on Node ${NODE_VERSION}; ${layout}; output of every system to ${LOG_DIR}/${NODE_FLAGS.length > 0 ? `; node flags for every system: ${NODE_FLAGS.join(' ')}` : ''}`,
+    `bench: ${DURATION_S} s per cell after ${WARMUP_S} s warm-up, ${BUSINESS_COUNTS ? `${CONNECTIONS} connections, auth on, the gateway serving 1, ${BUSINESS_COUNTS.join(', ')} businesses` : `${CONNECTION_COUNTS.join(' and ')} connections, auth ${AUTH_MODES.join(' then ')}, systems ${SYSTEMS.join(', ')}`}, stub latency ${LATENCY_MS} ms; systems on Node ${NODE_VERSION}; ${layout}; output of every system to ${LOG_DIR}/${NODE_FLAGS.length > 0 ? `; node flags for every system: ${NODE_FLAGS.join(' ')}` : ''}`,
   );
-  if (!PROFILE && !ALLOCATIONS && !FEATURE_MODE)
+  if (!PROFILE && !ALLOCATIONS && !FEATURE_MODE && !BUSINESS_COUNTS)
     console.log(`bench: about ${Math.ceil(estimateMinutes())} minutes`);
 
   const stub = await startNode({
@@ -896,6 +1087,11 @@ async function main(): Promise<void> {
   }
   if (FEATURE_MODE) {
     await features(stub, reference);
+    await Promise.all([reference.stop(), stub.stop()]);
+    return;
+  }
+  if (BUSINESS_COUNTS) {
+    await businessRuns(stub, reference, BUSINESS_COUNTS);
     await Promise.all([reference.stop(), stub.stop()]);
     return;
   }

@@ -6,6 +6,9 @@
  *   of that reference (sandbox/data.ts, generatedTransaction); any other reference is 404.
  * - `GET /api/v1/user/kyc?userRef=…&slug=…`: any userRef has a record with 3 levels × 3 checks
  *   (derived from the userRef, so the same user always gets the same record).
+ * - Credentials: the stub's own (bench/queries.ts, STUB_CREDENTIALS), or those of any business
+ *   of the runs with several (businessCredentials: the same marked with the business's id; the
+ *   KYC slug must be that of the business whose secret came with it).
  * - `GET /__stats`: `{"payment":n,"kyc":n}`, the calls answered since the last reset;
  *   `POST /__stats/reset` sets them to zero.
  *
@@ -28,6 +31,16 @@ if (!Number.isInteger(port) || !Number.isFinite(latencyMs) || latencyMs < 0) {
 
 const stats = { payment: 0, kyc: 0 };
 const BEARER = `Bearer ${STUB_CREDENTIALS.paymentAccessToken}`;
+/** What a business's credentials start with (bench/queries.ts, businessCredentials). */
+const BUSINESS_BEARER = `${BEARER}.`;
+const BUSINESS_SECRET = `${STUB_CREDENTIALS.kycSecretKey}.`;
+
+/** The KYC slug the secret key sent goes with; undefined for a key the stub does not know. */
+function slugOf(secret: string | string[] | undefined): string | undefined {
+  if (secret === STUB_CREDENTIALS.kycSecretKey) return STUB_CREDENTIALS.kycBusinessSlug;
+  if (typeof secret !== 'string' || !secret.startsWith(BUSINESS_SECRET)) return undefined;
+  return `${STUB_CREDENTIALS.kycBusinessSlug}.${secret.slice(BUSINESS_SECRET.length)}`;
+}
 const NOT_FOUND_TX = JSON.stringify({ message: 'Transaction not found', error: true });
 const UNAUTHORIZED = JSON.stringify({ message: 'Unauthorized', error: true });
 
@@ -123,7 +136,10 @@ const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
   const url = req.url ?? '/';
   if (url.startsWith(PAYMENT_PATH)) {
     stats.payment += 1;
-    if (req.headers.authorization !== BEARER) return send(res, 401, UNAUTHORIZED);
+    const { authorization } = req.headers;
+    if (authorization !== BEARER && !authorization?.startsWith(BUSINESS_BEARER)) {
+      return send(res, 401, UNAUTHORIZED);
+    }
     const txRef = decodeURIComponent(url.slice(PAYMENT_PATH.length));
     if (!txRef.startsWith(GENERATED_PREFIX) || txRef.length === GENERATED_PREFIX.length) {
       return send(res, 404, NOT_FOUND_TX);
@@ -132,12 +148,11 @@ const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
   }
   if (url.startsWith(`${KYC_PATH}?`)) {
     stats.kyc += 1;
-    if (req.headers['x-secret-key'] !== STUB_CREDENTIALS.kycSecretKey) {
-      return send(res, 401, UNAUTHORIZED);
-    }
+    const slug = slugOf(req.headers['x-secret-key']);
+    if (slug === undefined) return send(res, 401, UNAUTHORIZED);
     const query = new URLSearchParams(url.slice(KYC_PATH.length + 1));
     const userRef = query.get('userRef');
-    if (userRef === null || query.get('slug') !== STUB_CREDENTIALS.kycBusinessSlug) {
+    if (userRef === null || query.get('slug') !== slug) {
       return send(res, 404, JSON.stringify({ message: 'User not found', error: true, data: null }));
     }
     const body = {

@@ -5,7 +5,13 @@
  * cache timeouts). Without `--yes` it only says what it finds; with `--yes` it writes a new,
  * acknowledged marker, which every replica adopts at its next confirmation. What to check first
  * is in docs/payments.md: the claims that were lost are not brought back by this.
+ *
+ * With several businesses (`BUSINESSES_FILE`) each business has its own ledger, under its
+ * namespace: `--business <id>` names the one to look at and acknowledge.
  */
+import { parseArgs } from 'node:util';
+import { businessNamespace } from '../src/app.ts';
+import { BUSINESS_ID } from '../src/businesses/accounts.ts';
 import { CLAIMS_LEGACY_LEDGER, CLAIMS_NAMESPACE } from '../src/payments/claims.ts';
 import { readSetting } from '../src/settings.ts';
 import { RedisLedger } from '../src/state/claims.ts';
@@ -21,6 +27,31 @@ function describe(marker: string | undefined): string {
 
 async function main(argv: string[]): Promise<number> {
   const env = process.env;
+  let yes: boolean;
+  let business: string | undefined;
+  try {
+    const { values } = parseArgs({
+      args: argv,
+      options: { yes: { type: 'boolean', default: false }, business: { type: 'string' } },
+    });
+    yes = values.yes === true;
+    business = values.business;
+  } catch (error) {
+    console.error(
+      `${error instanceof Error ? error.message : String(error)}\nUsage: npm run claims:acknowledge -- [--business <id>] [--yes]`,
+    );
+    return 2;
+  }
+  if (business !== undefined && !BUSINESS_ID.test(business)) {
+    console.error('--business: a business id is 1 to 64 letters, digits, `-` or `_`.');
+    return 2;
+  }
+  if (business === undefined && readSetting(env, 'BUSINESSES_FILE') !== undefined) {
+    console.error(
+      'BUSINESSES_FILE is set: each business has its own claims ledger; name one with --business <id>.',
+    );
+    return 2;
+  }
   const url = readSetting(env, 'CACHE_URL');
   if (url === undefined) {
     console.error(
@@ -42,9 +73,15 @@ async function main(argv: string[]): Promise<number> {
       console.error('Redis did not answer (CACHE_URL): nothing done.');
       return 1;
     }
-    const ledger = new RedisLedger(connection, CLAIMS_NAMESPACE, CLAIMS_LEGACY_LEDGER);
+    // The layout the gateway's claims use (src/app.ts, claimStores): the one business's as it
+    // always was, each of several under its namespace.
+    const ledger =
+      business === undefined
+        ? new RedisLedger(connection, CLAIMS_NAMESPACE, CLAIMS_LEGACY_LEDGER)
+        : new RedisLedger(connection, [businessNamespace(business), ...CLAIMS_NAMESPACE]);
     const marker = await ledger.marker();
-    console.log(`claims ledger: ${describe(marker)}`);
+    const whose = business === undefined ? '' : ` of business ${business}`;
+    console.log(`claims ledger${whose}: ${describe(marker)}`);
     const durability = await ledger.durability();
     if (!durability.readable) console.log(`durability: not readable (${durability.reason})`);
     else {
@@ -54,14 +91,16 @@ async function main(argv: string[]): Promise<number> {
       );
       for (const risk of risks) console.log(`  risk: ${risk}`);
     }
-    if (!argv.includes('--yes')) {
+    if (!yes) {
       console.log(
-        'Nothing written. After checking what docs/payments.md lists, run again with --yes to let confirmPayment confirm again.',
+        `Nothing written. After checking what docs/payments.md lists, run again with --yes to let confirmPayment confirm again${whose}.`,
       );
       return 0;
     }
     await ledger.acknowledge();
-    console.log('acknowledged: every replica confirms again from its next confirmation.');
+    console.log(
+      `acknowledged${whose}: every replica confirms again from its next confirmation${business === undefined ? '' : ' of this business'}.`,
+    );
     return 0;
   } finally {
     await connection.close();

@@ -27,7 +27,7 @@ import { LiveHub } from './live/status-hub.ts';
 import { isTxRef } from './model/input.ts';
 import { ClusterMetrics } from './observability/cluster-metrics.ts';
 import { createLogger, type Logger } from './observability/logger.ts';
-import { GatewayMetrics } from './observability/metrics.ts';
+import { type BusinessLabel, GatewayMetrics, NO_BUSINESS } from './observability/metrics.ts';
 import { type ThrottledWarn, throttledWarn } from './observability/throttled-log.ts';
 import type { Tracing } from './observability/tracing.ts';
 import {
@@ -97,26 +97,31 @@ export interface KycPageDemo {
 
 const BREAKER_GAUGE = { closed: 0, open: 1, half_open: 2 } as const;
 
-/** Upstream events → metrics and log lines (no URL, body or credential in either). */
+/**
+ * One business's upstream events → metrics (under its `business` label) and log lines (its
+ * logger's: with several businesses, each line names it). No URL, body or credential in either.
+ */
 function upstreamObserver(
   metrics: GatewayMetrics,
   logger: Logger,
   traced: boolean,
+  business: BusinessLabel,
 ): UpstreamObserver {
   return {
     attempt: ({ upstream, outcome, status, durationMs }) => {
-      metrics.upstreamCalls.inc({ upstream, outcome });
-      metrics.upstreamLatency.observe({ upstream, outcome }, durationMs / 1000);
+      metrics.upstreamCalls.inc({ upstream, outcome, ...business });
+      metrics.upstreamLatency.observe({ upstream, outcome, ...business }, durationMs / 1000);
       if (outcome !== 'ok') logger.warn({ upstream, outcome, status }, 'upstream call failed');
     },
     retry: ({ upstream, delayMs, after }) => {
-      metrics.upstreamRetries.inc({ upstream });
+      metrics.upstreamRetries.inc({ upstream, ...business });
       if (traced) trace.getActiveSpan()?.addEvent('upstream retry', { upstream, after, delayMs });
       logger.debug({ upstream, delayMs: Math.round(delayMs), after }, 'retrying upstream call');
     },
-    rejected: ({ upstream, reason }) => metrics.upstreamRejected.inc({ upstream, reason }),
+    rejected: ({ upstream, reason }) =>
+      metrics.upstreamRejected.inc({ upstream, reason, ...business }),
     breaker: ({ upstream, state }) => {
-      metrics.breakerState.set({ upstream }, BREAKER_GAUGE[state]);
+      metrics.breakerState.set({ upstream, ...business }, BREAKER_GAUGE[state]);
       logger.warn({ upstream, state }, 'upstream circuit changed state');
     },
   };
@@ -218,7 +223,7 @@ function claimStores(
 }
 
 const LEDGER_LOST_LINE =
-  'payment confirmations: SUSPENDED — the claims store was emptied or replaced while the gateway ran; nothing is confirmed until an operator runs `npm run claims:acknowledge` (see docs/payments.md)';
+  'payment confirmations: SUSPENDED — the claims store was emptied or replaced while the gateway ran; nothing is confirmed until an operator runs `npm run claims:acknowledge` (with several businesses: `-- --business <id>`; see docs/payments.md)';
 
 /**
  * Says what a business's claims ledger and (`durability`) Redis's durability look like: loudly
@@ -304,7 +309,8 @@ interface BusinessParts {
   state: SharedState;
   metrics: GatewayMetrics;
   logger: Logger;
-  observer: UpstreamObserver;
+  /** Whether a span may be looked for (tracing on). */
+  traced: boolean;
   observeCache: CacheObserver;
   messages: LiveMessages;
   cluster: ClusterMetrics;
@@ -314,6 +320,8 @@ interface BusinessParts {
   settings: Omit<ResolverSettings, 'sdk'>;
   /** Clients replaced by an update, closed once their calls have had their time. */
   retired: Set<{ close(): Promise<void> }>;
+  /** The gateway is closing (not a reload): each business's series stay for the last scrape. */
+  closing: boolean;
 }
 
 /** A business with its own health, for readiness. */
@@ -330,16 +338,21 @@ interface ServedBusiness extends BusinessRuntime {
  * `several`: its keys are under its namespace.
  */
 function buildBusiness(account: BusinessAccount, several: boolean, parts: BusinessParts) {
-  const { inputs, metrics, logger } = parts;
+  const { inputs, metrics } = parts;
   const { config, tracing } = inputs;
   const namespace = several ? businessNamespace(account.id) : undefined;
   const state = namespace === undefined ? parts.state : within(parts.state, namespace);
+  // With several: its metrics carry its id as the `business` label, its log lines as a field.
+  const label: BusinessLabel = several ? { business: account.id } : NO_BUSINESS;
+  const logger = several ? parts.logger.child(label) : parts.logger;
+  const observer = upstreamObserver(metrics, logger, parts.traced, label);
+  metrics.upstreamsClosed(label);
   const clientsOf = (of: BusinessAccount) => ({
     account: of,
     payment: new PaymentClient(
       { baseUrl: inputs.payment.baseUrl, accessToken: of.paymentAccessToken },
       config.upstream,
-      parts.observer,
+      observer,
       config.upstreamTimeZone,
       tracing,
     ),
@@ -351,7 +364,7 @@ function buildBusiness(account: BusinessAccount, several: boolean, parts: Busine
         businessSlug: of.kycBusinessSlug,
       },
       config.upstream,
-      parts.observer,
+      observer,
       config.upstreamTimeZone,
       tracing,
     ),
@@ -382,12 +395,12 @@ function buildBusiness(account: BusinessAccount, several: boolean, parts: Busine
     }),
   });
   const live = new LiveHub(
-    { sources, settings: config.live, observer: parts.cluster.liveObserver() },
+    { sources, settings: config.live, observer: parts.cluster.liveObserver(label) },
     state,
     parts.messages,
   );
   const confirmations = new PaymentConfirmations(parts.claims(account.id, namespace), (outcome) =>
-    metrics.paymentConfirmations.inc({ outcome }),
+    metrics.paymentConfirmations.inc({ outcome, ...label }),
   );
   const { toleranceSeconds } = config.webhooks;
   // Remembered as long as a signed time may still be accepted: twice the tolerance.
@@ -404,6 +417,7 @@ function buildBusiness(account: BusinessAccount, several: boolean, parts: Busine
           replay,
           refresher,
           metrics,
+          label,
           logger,
         });
   const contextOf = (of: BusinessAccount): ContextDeps => ({
@@ -445,6 +459,7 @@ function buildBusiness(account: BusinessAccount, several: boolean, parts: Busine
     update(next) {
       retire(current);
       current = clientsOf(next);
+      metrics.upstreamsClosed(label);
       context = contextOf(next);
       webhooks = webhooksOf(next);
     },
@@ -453,6 +468,8 @@ function buildBusiness(account: BusinessAccount, several: boolean, parts: Busine
       // Pollers first (they release their Redis locks).
       await live.close();
       await Promise.allSettled([current.payment.close(), current.kyc.close()]);
+      // Its series go with it (a gateway closing keeps its own to the last scrape).
+      if (several && !parts.closing) await metrics.forgetBusiness(account.id);
     },
     upstreamsDown: () =>
       current.payment.breakerState === 'open' && current.kyc.breakerState === 'open',
@@ -470,7 +487,6 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
   const logger = inputs.logger ?? createLogger(config.log);
   // With tracing off, nothing on the hot path looks for a span.
   const { tracing } = inputs;
-  const observer = upstreamObserver(metrics, logger, tracing !== undefined);
   const warn = throttledWarn(logger);
   const cluster = new ClusterMetrics(metrics, config.cache.url !== undefined);
   const redis = inputs.cache ? undefined : connectRedis(config, cluster, logger, warn);
@@ -528,7 +544,7 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
     state,
     metrics,
     logger,
-    observer,
+    traced: tracing !== undefined,
     observeCache,
     messages,
     cluster,
@@ -542,6 +558,7 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
       version: VERSION,
     },
     retired: new Set(),
+    closing: false,
   };
   const served = new Map<string, ServedBusiness>();
   const businesses = new Businesses(accounts, several, (account) => {
@@ -609,6 +626,7 @@ function buildApp(inputs: AppInputs): { gateway: Gateway; redis: RedisConnection
       : false,
     close: async () => {
       // Pollers first (they release their Redis locks), the connection to Redis last.
+      parts.closing = true;
       await businesses.close();
       await Promise.allSettled([...parts.retired].map((client) => client.close()));
       await redis?.close();

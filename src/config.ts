@@ -719,18 +719,29 @@ export interface SandboxConfig {
   kycBusinessSlug?: string;
   /** Delay of the slow references (`SANDBOX_SLOW_MS`). */
   slowMs: number;
+  /** `BUSINESSES_FILE`'s businesses, each with its credentials (then none of the four above). */
+  businesses?: Array<Omit<BusinessAccount, 'webhookSecrets'>>;
 }
 
 /**
  * Reads the settings of the standalone sandbox: `HOST`, `SANDBOX_PAYMENT_PORT` (4010),
- * `SANDBOX_KYC_PORT` (4020), `SANDBOX_SLOW_MS` and the credentials it should expect.
+ * `SANDBOX_KYC_PORT` (4020), `SANDBOX_SLOW_MS` and the credentials it should expect: those of
+ * the single-business settings, or with `BUSINESSES_FILE` each business's of the file (read and
+ * refused as the gateway reads and refuses it), so that a gateway beside it with the same file
+ * and settings finds every business's account.
  */
 export function loadSandboxConfig(env: Env): SandboxConfig {
+  const file = businessesFile(env, false);
   return {
     host: readSetting(env, 'HOST'),
     paymentPort: readSetting(env, 'SANDBOX_PAYMENT_PORT'),
     kycPort: readSetting(env, 'SANDBOX_KYC_PORT'),
     slowMs: readSetting(env, 'SANDBOX_SLOW_MS'),
-    ...upstreamCredentials(env),
+    ...(file
+      ? {
+          // The webhook secrets stay the gateway's: the standalone sandbox sends no notification.
+          businesses: file.accounts.map(({ webhookSecrets: _, ...account }) => account),
+        }
+      : upstreamCredentials(env)),
   };
 }

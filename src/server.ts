@@ -19,7 +19,7 @@ import { createCors } from './http/cors.ts';
 import { boundIdleSockets } from './http/idle-sockets.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
 import { type Logger, writeRequestLine } from './observability/logger.ts';
-import type { GatewayMetrics } from './observability/metrics.ts';
+import { type GatewayMetrics, NO_BUSINESS } from './observability/metrics.ts';
 import type { RequestSummary } from './observability/plugin.ts';
 import { withRequestId } from './observability/request-context.ts';
 import { throttledWarn } from './observability/throttled-log.ts';
@@ -176,7 +176,7 @@ function refuseEarly(req: IncomingMessage, res: ServerResponse, error: GatewayEr
  * HTTP status the same answer would have had).
  */
 function logRequest(
-  { metrics, logger }: Pick<GatewayDeps, 'metrics' | 'logger'>,
+  { metrics, logger, businesses }: Pick<GatewayDeps, 'metrics' | 'logger' | 'businesses'>,
   summary: RequestSummary,
   status: number,
   started: number,
@@ -186,12 +186,19 @@ function logRequest(
   const seconds = (performance.now() - started) / 1000;
   const operation = metrics.operationLabel(summary.operation, summary.caller);
   const outcome = summary.codes.length > 0 || status >= 400 ? 'error' : 'ok';
-  metrics.graphqlRequests.inc({ operation, outcome });
-  metrics.observeDuration(summary.operationType, seconds);
-  for (const code of summary.codes) metrics.graphqlErrors.inc({ operation, code });
+  // Named only when several are served, and only once admitted: an id of the businesses file.
+  const business = businesses.several ? summary.business : undefined;
+  // A label only while served: the last requests of a business a reload removed (its streams
+  // ended) do not bring back the series removed with it.
+  const label =
+    business === undefined || businesses.get(business) === undefined ? NO_BUSINESS : { business };
+  metrics.graphqlRequests.inc({ operation, outcome, ...label });
+  metrics.observeDuration(summary.operationType, seconds, label);
+  for (const code of summary.codes) metrics.graphqlErrors.inc({ operation, code, ...label });
   const context = span?.spanContext();
   writeRequestLine(logger, {
     requestId: summary.id,
+    business,
     transport,
     operation,
     operationType: summary.operationType,

@@ -4,7 +4,7 @@
  */
 import { Counter, Gauge } from 'prom-client';
 import type { LiveObserver } from '../live/hub.ts';
-import type { GatewayMetrics } from './metrics.ts';
+import type { BusinessLabel, GatewayMetrics } from './metrics.ts';
 
 export class ClusterMetrics {
   /** Only with CACHE_URL: without Redis there is nothing to be up. */
@@ -56,15 +56,15 @@ export class ClusterMetrics {
     });
   }
 
-  /** The live hub's observer. */
-  liveObserver(): LiveObserver {
+  /** The live hub's observer, of one business (its label on the push delay). */
+  liveObserver(business: BusinessLabel): LiveObserver {
     return {
       subscribers: (delta) => this.liveSubscribers.inc(delta),
       pollers: (delta) => this.livePollers.inc(delta),
       poll: (outcome) => this.livePolls.inc({ outcome }),
       pushed: (source, delayMs, count) => {
         for (let i = 0; i < count; i += 1) {
-          this.#metrics.webhookPushDelay.observe({ source }, delayMs / 1000);
+          this.#metrics.webhookPushDelay.observe({ source, ...business }, delayMs / 1000);
         }
       },
     };

@@ -227,6 +227,8 @@ const lineTargets = new WeakMap<Logger, LineTarget>();
 /** The fields of the line written once per operation answered (`graphql request`). */
 export interface RequestLine {
   requestId: string;
+  /** The request's business, when several are served (an id of the businesses file). */
+  business: string | undefined;
   transport: 'http' | 'websocket';
   operation: string;
   operationType: string | undefined;
@@ -255,7 +257,9 @@ export function writeRequestLine(logger: Logger, line: RequestLine): void {
     logger.info({ ...line }, 'graphql request');
     return;
   }
-  let text = `{"level":"info"${target.time()}${target.base},"requestId":${JSON.stringify(line.requestId)},"transport":${JSON.stringify(line.transport)},"operation":${JSON.stringify(line.operation)}`;
+  let text = `{"level":"info"${target.time()}${target.base},"requestId":${JSON.stringify(line.requestId)}`;
+  if (line.business !== undefined) text += `,"business":${JSON.stringify(line.business)}`;
+  text += `,"transport":${JSON.stringify(line.transport)},"operation":${JSON.stringify(line.operation)}`;
   if (line.operationType !== undefined) {
     text += `,"operationType":${JSON.stringify(line.operationType)}`;
   }

@@ -1,8 +1,12 @@
 /**
  * Prometheus metrics (prom-client), one registry per gateway (no global state, so tests can run
  * several gateways). Labels hold only bounded, non-personal values: upstream names, outcomes,
- * error codes, cache kinds, and operation names that pass a strict pattern and that a few callers
- * cannot crowd out (see operationLabel; others are `other`).
+ * error codes, cache kinds, operation names that pass a strict pattern and that a few callers
+ * cannot crowd out (see operationLabel; others are `other`), and, when several businesses are
+ * served, the `business` of the request, upstream call, notification or confirmation: an id of
+ * the businesses file (a token naming any other is refused before anything is counted under it;
+ * a business a reload removes has its series removed with it). With one business there is no
+ * `business` label: the series are those of a gateway that never had several.
  */
 import { LRUCache } from 'lru-cache';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
@@ -23,6 +27,11 @@ const LABEL_IDLE_MS = 60 * 60 * 1000;
 /** Names waiting for enough callers, and callers remembered per name (bounded). */
 const MAX_CANDIDATES = 2000;
 
+/** The `business` label of a series: `{ business: id }` with several businesses, else `{}`. */
+export type BusinessLabel = { readonly business?: string };
+/** No `business` label (one business, or a request refused before its business was known). */
+export const NO_BUSINESS: BusinessLabel = Object.freeze({});
+
 export class GatewayMetrics {
   readonly registry = new Registry();
   /** The project's own operations (trusted documents): always labelled. */
@@ -42,14 +51,14 @@ export class GatewayMetrics {
   readonly graphqlRequests = new Counter({
     name: 'gateway_graphql_requests_total',
     help: 'GraphQL requests, by operation name and outcome (ok or error).',
-    labelNames: ['operation', 'outcome'] as const,
+    labelNames: ['operation', 'outcome', 'business'] as const,
     registers: [this.registry],
   });
 
   readonly graphqlErrors = new Counter({
     name: 'gateway_graphql_errors_total',
     help: 'GraphQL errors returned, by operation name and extensions.code.',
-    labelNames: ['operation', 'code'] as const,
+    labelNames: ['operation', 'code', 'business'] as const,
     registers: [this.registry],
   });
 
@@ -57,7 +66,7 @@ export class GatewayMetrics {
   readonly requestDuration = new Histogram({
     name: 'gateway_graphql_request_duration_seconds',
     help: 'Time to answer a GraphQL query or mutation, by operation type (subscriptions apart).',
-    labelNames: ['operation_type'] as const,
+    labelNames: ['operation_type', 'business'] as const,
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
   });
@@ -66,6 +75,7 @@ export class GatewayMetrics {
   readonly subscriptionDuration = new Histogram({
     name: 'gateway_graphql_subscription_duration_seconds',
     help: 'How long a GraphQL subscription over HTTP stayed open.',
+    labelNames: ['business'] as const,
     buckets: [0.1, 1, 5, 15, 30, 60, 300, 900, 1800, 3600],
     registers: [this.registry],
   });
@@ -79,14 +89,14 @@ export class GatewayMetrics {
   readonly upstreamCalls = new Counter({
     name: 'gateway_upstream_requests_total',
     help: 'HTTP calls to an upstream, by upstream and outcome.',
-    labelNames: ['upstream', 'outcome'] as const,
+    labelNames: ['upstream', 'outcome', 'business'] as const,
     registers: [this.registry],
   });
 
   readonly upstreamLatency = new Histogram({
     name: 'gateway_upstream_request_duration_seconds',
     help: 'Duration of one HTTP call to an upstream.',
-    labelNames: ['upstream', 'outcome'] as const,
+    labelNames: ['upstream', 'outcome', 'business'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
   });
@@ -94,21 +104,21 @@ export class GatewayMetrics {
   readonly upstreamRetries = new Counter({
     name: 'gateway_upstream_retries_total',
     help: 'Retries of upstream reads.',
-    labelNames: ['upstream'] as const,
+    labelNames: ['upstream', 'business'] as const,
     registers: [this.registry],
   });
 
   readonly upstreamRejected = new Counter({
     name: 'gateway_upstream_rejected_total',
     help: 'Upstream reads refused without a call, by reason (circuit_open, concurrency).',
-    labelNames: ['upstream', 'reason'] as const,
+    labelNames: ['upstream', 'reason', 'business'] as const,
     registers: [this.registry],
   });
 
   readonly breakerState = new Gauge({
     name: 'gateway_upstream_circuit_state',
     help: 'Circuit breaker state per upstream: 0 closed, 1 open, 2 half-open.',
-    labelNames: ['upstream'] as const,
+    labelNames: ['upstream', 'business'] as const,
     registers: [this.registry],
   });
 
@@ -122,7 +132,7 @@ export class GatewayMetrics {
   readonly paymentConfirmations = new Counter({
     name: 'gateway_payment_confirmations_total',
     help: 'confirmPayment answers, by outcome: confirmed, the first problem (NOT_FOUND, NOT_SUCCESSFUL, AMOUNT_TOO_LOW, …), or refused (an error: the claims could not be made or trusted).',
-    labelNames: ['outcome'] as const,
+    labelNames: ['outcome', 'business'] as const,
     registers: [this.registry],
   });
 
@@ -159,14 +169,14 @@ export class GatewayMetrics {
   readonly webhooks = new Counter({
     name: 'gateway_webhooks_total',
     help: 'Signed notifications received, by source (payment, kyc) and outcome (accepted, replay, unsigned, bad_signature, expired, bad_request, too_large).',
-    labelNames: ['source', 'outcome'] as const,
+    labelNames: ['source', 'outcome', 'business'] as const,
     registers: [this.registry],
   });
 
   readonly webhookPushDelay = new Histogram({
     name: 'gateway_webhook_push_delay_seconds',
     help: 'Time from a notification arriving to the fresh record reaching a live subscriber (one sample per subscriber), by source.',
-    labelNames: ['source'] as const,
+    labelNames: ['source', 'business'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [this.registry],
   });
@@ -187,13 +197,56 @@ export class GatewayMetrics {
     // their values are the sums of `nodejs_active_handles`, `_requests` and `_resources` by type.
     collectDefaultMetrics({ register: this.registry });
     for (const name of MISNAMED_DEFAULTS) this.registry.removeSingleMetric(name);
-    for (const upstream of ['payment', 'kyc']) this.breakerState.set({ upstream }, 0);
   }
 
   /** Observes how long a request took: a subscription's stream apart from the rest. */
-  observeDuration(operationType: string | undefined, seconds: number): void {
-    if (operationType === 'subscription') this.subscriptionDuration.observe(seconds);
-    else this.requestDuration.observe({ operation_type: operationType ?? 'none' }, seconds);
+  observeDuration(
+    operationType: string | undefined,
+    seconds: number,
+    business: BusinessLabel = NO_BUSINESS,
+  ): void {
+    if (operationType === 'subscription') this.subscriptionDuration.observe(business, seconds);
+    else {
+      this.requestDuration.observe(
+        { operation_type: operationType ?? 'none', ...business },
+        seconds,
+      );
+    }
+  }
+
+  /** A business's upstream circuits, both closed (its clients are new: built or replaced). */
+  upstreamsClosed(business: BusinessLabel): void {
+    for (const upstream of ['payment', 'kyc']) this.breakerState.set({ upstream, ...business }, 0);
+  }
+
+  /**
+   * Removes every series of a business no longer served (a reload removed it), so that the
+   * `business` label only ever holds the ids served now and the series do not pile up.
+   */
+  async forgetBusiness(business: string): Promise<void> {
+    const labelled = [
+      this.graphqlRequests,
+      this.graphqlErrors,
+      this.requestDuration,
+      this.subscriptionDuration,
+      this.upstreamCalls,
+      this.upstreamLatency,
+      this.upstreamRetries,
+      this.upstreamRejected,
+      this.breakerState,
+      this.paymentConfirmations,
+      this.webhooks,
+      this.webhookPushDelay,
+    ];
+    for (const metric of labelled) {
+      const { values } = await metric.get();
+      for (const { labels } of values) {
+        if (labels.business !== business) continue;
+        // A histogram's bucket samples carry `le`; its series is named without it.
+        const { le: _le, ...series } = labels as Record<string, string | number>;
+        metric.remove(series as never);
+      }
+    }
   }
 
   /** Names of the project's own operations (its trusted documents): always their own label. */

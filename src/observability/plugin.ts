@@ -15,6 +15,8 @@ export interface RequestSummary {
   operationType?: string | undefined;
   /** Who sent it (`sub:…` or `ip:…`), for the metric's operation label (never logged). */
   caller?: string | undefined;
+  /** The business it belongs to, once the operation entry admitted it (its token's). */
+  business?: string | undefined;
   codes: string[];
 }
 

@@ -302,6 +302,8 @@ export function createOperationEntry(deps: OperationEntryDeps): OperationEntry {
       { once: true },
     );
     let handedOver = false;
+    // The request's log line and metrics name its business (when several are served).
+    summary.business = admitted.business.id;
     try {
       if (admitted.expiresAt <= Date.now()) {
         return single({ errors: [new UnauthenticatedError('The token has expired.')] }, summary);

@@ -537,6 +537,7 @@ export function createSseTransport(deps: SseDeps) {
     summary.operation = answer.operation;
     summary.operationType = answer.operationType;
     summary.caller = request.admitted.caller;
+    summary.business = request.admitted.business.id;
     send(res, answer);
   };
 

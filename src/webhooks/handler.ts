@@ -19,7 +19,7 @@ import { readBytes } from '../http/body.ts';
 import { kindOf, type LiveSource, type LiveStatusHub } from '../live/hub.ts';
 import { checkText, isTxRef } from '../model/input.ts';
 import type { Logger } from '../observability/logger.ts';
-import type { GatewayMetrics } from '../observability/metrics.ts';
+import { type BusinessLabel, type GatewayMetrics, NO_BUSINESS } from '../observability/metrics.ts';
 import type { Refresher } from './refresh.ts';
 import type { ReplayGuard } from './replay.ts';
 import { parseSignatureHeader, SIGNATURE_HEADER, signatureMatches } from './signature.ts';
@@ -50,6 +50,9 @@ export interface WebhookDeps {
   replay: ReplayGuard;
   refresher: Refresher;
   metrics: GatewayMetrics;
+  /** The business's `business` label (with several businesses; `{}` with one). */
+  label?: BusinessLabel;
+  /** The business's logger (with several businesses, its lines name the business). */
   logger: Logger;
   /** The clock (ms since the epoch); tests move it. */
   now?: () => number;
@@ -103,6 +106,7 @@ function referenceOf(source: LiveSource, body: unknown): string | undefined {
 export function createWebhookHandler(deps: WebhookDeps): WebhookHandler {
   const now = deps.now ?? Date.now;
   const { metrics, logger } = deps;
+  const label = deps.label ?? NO_BUSINESS;
 
   const refuse = (
     res: ServerResponse,
@@ -112,7 +116,7 @@ export function createWebhookHandler(deps: WebhookDeps): WebhookHandler {
     message: string,
     close = false,
   ): void => {
-    metrics.webhooks.inc({ source, outcome });
+    metrics.webhooks.inc({ source, outcome, ...label });
     // Which notification and why, never its body or signature.
     logger.warn({ source, outcome, status }, 'webhook refused');
     answer(res, status, { error: message }, close);
@@ -180,11 +184,11 @@ export function createWebhookHandler(deps: WebhookDeps): WebhookHandler {
       return;
     }
     if (!(await deps.replay.first(source, header.t, body))) {
-      metrics.webhooks.inc({ source, outcome: 'replay' });
+      metrics.webhooks.inc({ source, outcome: 'replay', ...label });
       answer(res, 200, { status: 'already accepted' });
       return;
     }
-    metrics.webhooks.inc({ source, outcome: 'accepted' });
+    metrics.webhooks.inc({ source, outcome: 'accepted', ...label });
     answer(res, 202, { status: 'accepted' });
     refresh(source, id, receivedAt);
   };

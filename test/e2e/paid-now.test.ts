@@ -13,7 +13,6 @@
  *   persistence): no replica confirms a second order; both say why; `npm run claims:acknowledge`
  *   lets them confirm again. Each replica says at start that this Redis can lose claims.
  */
-import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../helpers/eventually.ts';
 import { type Fixture, kycBody, startFixture, transactionBody } from '../helpers/fixture.ts';
@@ -26,6 +25,7 @@ import {
   testToken,
 } from '../helpers/processes.ts';
 import { skipRedisTests, startRedis, type TestRedis } from '../helpers/redis.ts';
+import { runScript } from '../helpers/scripts.ts';
 import { signWebhook } from '../helpers/webhook-signature.ts';
 
 const skip = skipRedisTests('paid-now');
@@ -238,20 +238,7 @@ describe.skipIf(skip)('a sealed record put back in Redis by a party without the 
 
 /** Runs `npm run claims:acknowledge` (its script) against the test's Redis. */
 function acknowledge(args: string[]): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['scripts/claims-acknowledge.ts', ...args], {
-      env: { PATH: process.env.PATH, CACHE_URL: redis.url },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    child.once('exit', (code) => resolve({ code, output }));
-  });
+  return runScript('scripts/claims-acknowledge.ts', args, { CACHE_URL: redis.url });
 }
 
 /** The claims ledger's key under the default key prefix. */

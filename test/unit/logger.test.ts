@@ -51,6 +51,7 @@ describe('log redaction', () => {
 describe('the request line', () => {
   const fields = {
     requestId: 'r3',
+    business: undefined as string | undefined,
     transport: 'http' as const,
     operation: 'Transaction',
     operationType: 'query',
@@ -65,30 +66,26 @@ describe('the request line', () => {
     const { logger, lines } = capture();
     writeRequestLine(logger, fields);
     logger.info({ ...fields }, 'graphql request');
-    writeRequestLine(logger, {
+    const traced = {
       ...fields,
+      business: 'shop-b',
       operationType: undefined,
       traceId: 'a'.repeat(32),
       spanId: 'b'.repeat(16),
       operation: 'we"ird\\name',
-    });
-    logger.info(
-      {
-        ...fields,
-        operationType: undefined,
-        traceId: 'a'.repeat(32),
-        spanId: 'b'.repeat(16),
-        operation: 'we"ird\\name',
-      },
-      'graphql request',
-    );
+    };
+    writeRequestLine(logger, traced);
+    logger.info({ ...traced }, 'graphql request');
     const [direct, viaPino, directTraced, viaPinoTraced] = lines.map(({ time, ...rest }) => {
       expect(typeof time).toBe('string');
       return rest;
     });
     expect(direct).toEqual(viaPino);
     expect(Object.keys(direct ?? {})).toEqual(Object.keys(viaPino ?? {}));
+    expect(direct).not.toHaveProperty('business');
     expect(directTraced).toEqual(viaPinoTraced);
+    expect(Object.keys(directTraced ?? {})).toEqual(Object.keys(viaPinoTraced ?? {}));
+    expect(directTraced).toMatchObject({ requestId: 'r3', business: 'shop-b' });
     expect(directTraced).not.toHaveProperty('operationType');
     expect(direct).toMatchObject({
       level: 'info',
