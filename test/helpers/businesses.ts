@@ -10,8 +10,8 @@ import { type Sandbox, type SandboxOptions, startSandbox } from '../../sandbox/i
 import type { SettingsEnv } from '../../src/settings.ts';
 import { sandboxUpstreams, startGateway, type TestGateway } from './gateway.ts';
 
-/** One entry of a businesses file: each value inline or `{ "env": "NAME" }`. */
-export type BusinessEntry = Record<string, string | { env: string }>;
+/** One entry of a businesses file: each value inline or `{ "env": "NAME" }` (or anything, to be refused). */
+export type BusinessEntry = Record<string, unknown>;
 
 /** A temporary folder for businesses files, removed by `remove`. */
 export function businessesFolder(): { path(name?: string): string; remove(): void } {
