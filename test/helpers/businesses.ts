@@ -3,12 +3,20 @@
  * each business with credentials of its own, a real `BUSINESSES_FILE` naming them (each with a
  * webhook secret), and a gateway reading that file through the same config code as `npm start`.
  */
+
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Sandbox, type SandboxOptions, startSandbox } from '../../sandbox/index.ts';
+import { expect } from 'vitest';
+import {
+  type RecordedRequest,
+  type Sandbox,
+  type SandboxOptions,
+  startSandbox,
+} from '../../sandbox/index.ts';
 import type { SettingsEnv } from '../../src/settings.ts';
 import { sandboxUpstreams, startGateway, type TestGateway } from './gateway.ts';
+import type { WireResult } from './transports.ts';
 
 /** One entry of a businesses file: each value inline or `{ "env": "NAME" }` (or anything, to be refused). */
 export type BusinessEntry = Record<string, unknown>;
@@ -86,4 +94,61 @@ export async function startBusinessesGateway(
       folder.remove();
     },
   };
+}
+
+/**
+ * The two businesses the isolation tests compare: the sandbox's first answers the documented
+ * data (`merchantRef` `ORDER-…` alone), its second the same with `-SHOP-B` after it and other
+ * customers' names.
+ */
+export const A = 'shop-a';
+export const B = 'shop-b';
+/** A's `merchantRef`: `ORDER-…` with nothing after it (a quote, escaped or not, follows). */
+const A_MERCHANT_REF = /ORDER-[A-Za-z0-9]+\\?"/;
+export const B_MARKER = '-SHOP-B';
+
+/** What a client of `business` (A or B) received is its own data and none of the other's. */
+export function expectOwn(raw: string, business: string): void {
+  if (business === A) {
+    expect(raw).toMatch(A_MERCHANT_REF);
+    expect(raw).not.toContain(B_MARKER);
+  } else {
+    expect(raw).toContain(B_MARKER);
+    expect(raw).not.toMatch(A_MERCHANT_REF);
+  }
+}
+
+/** The business whose credentials `request` carried (`'neither'` for none of the sandbox's). */
+function ownerOf(sandbox: Sandbox, request: RecordedRequest): string {
+  const owner = (sandbox.businesses ?? []).find(({ credentials: c }) =>
+    request.service === 'payment'
+      ? request.headers.authorization === `Bearer ${c.paymentAccessToken}`
+      : request.headers['x-secret-key'] === c.kycSecretKey &&
+        request.query.slug === c.kycBusinessSlug,
+  );
+  return owner?.id ?? 'neither';
+}
+
+/** For which business each payment request for `txRef` was made, in order. */
+export function paymentCallsOf(sandbox: Sandbox, txRef: string): string[] {
+  return sandbox.requests
+    .filter((request) => request.service === 'payment' && request.path.endsWith(`/${txRef}`))
+    .map((request) => ownerOf(sandbox, request));
+}
+
+/** For which business each KYC request for `userRef` was made, in order. */
+export function kycCallsOf(sandbox: Sandbox, userRef: string): string[] {
+  return sandbox.requests
+    .filter((request) => request.service === 'kyc' && request.query.userRef === userRef)
+    .map((request) => ownerOf(sandbox, request));
+}
+
+/** A watch of `business`: its record pending, then settled, both its own. */
+export function expectPendingThenSettled(out: WireResult, business: string): void {
+  expect(out.codes).toEqual([]);
+  const statuses = out.results.map(
+    (result) => JSON.stringify(result).match(/"status":"(\w+)"/)?.[1],
+  );
+  expect(statuses).toEqual(['PENDING', 'SUCCESSFUL']);
+  expectOwn(JSON.stringify(out.results), business);
 }

@@ -8,9 +8,15 @@
  * business that shows the other's marker is a leak, whichever read filled the cache first.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RecordedRequest } from '../../sandbox/index.ts';
 import {
+  A,
+  B,
+  B_MARKER,
   type BusinessesSetup,
+  expectOwn,
+  expectPendingThenSettled,
+  kycCallsOf,
+  paymentCallsOf,
   startBusinessesGateway,
   webhookSecretOf,
 } from '../helpers/businesses.ts';
@@ -33,8 +39,6 @@ import {
 } from '../helpers/transports.ts';
 import { postWebhook } from '../helpers/webhook-signature.ts';
 
-const A = 'shop-a';
-const B = 'shop-b';
 const PENDING_SECONDS = 20;
 
 let setup: BusinessesSetup;
@@ -89,48 +93,8 @@ const FIELDS = 'txRef status merchantRef amountMoney { amount } customer { fullN
 const TX = `query Tx($txRef: ID!) { transaction(txRef: $txRef) { ${FIELDS} } }`;
 const STATUS = `subscription Watch($txRef: ID!) { transactionStatus(txRef: $txRef) { ${FIELDS} } }`;
 
-/** A's `merchantRef`: `ORDER-…` with nothing after it. */
-const A_MERCHANT_REF = /ORDER-[A-Za-z0-9]+\\?"/;
-const B_MARKER = '-SHOP-B';
-
-/** What a client of `business` received is its own data (its marker) and none of the other's. */
-function expectOwn(raw: string, business: string): void {
-  if (business === A) {
-    expect(raw).toMatch(A_MERCHANT_REF);
-    expect(raw).not.toContain(B_MARKER);
-  } else {
-    expect(raw).toContain(B_MARKER);
-    expect(raw).not.toMatch(A_MERCHANT_REF);
-  }
-}
-
-/** Which business each payment request for `txRef` was made for (by the credential it carried). */
-function paymentCallsFor(txRef: string): string[] {
-  const [a, b] = setup.sandbox.businesses ?? [];
-  const owner = (request: RecordedRequest) => {
-    const bearer = request.headers.authorization;
-    if (bearer === `Bearer ${a?.credentials.paymentAccessToken}`) return A;
-    if (bearer === `Bearer ${b?.credentials.paymentAccessToken}`) return B;
-    return 'neither';
-  };
-  return setup.sandbox.requests
-    .filter((request) => request.service === 'payment' && request.path.endsWith(`/${txRef}`))
-    .map(owner);
-}
-
-/** Which business each KYC request for `userRef` was made for (secret key and slug agreeing). */
-function kycCallsFor(userRef: string): string[] {
-  const [a, b] = setup.sandbox.businesses ?? [];
-  return setup.sandbox.requests
-    .filter((request) => request.service === 'kyc' && request.query.userRef === userRef)
-    .map((request) => {
-      const key = request.headers['x-secret-key'];
-      const slug = request.query.slug;
-      if (key === a?.credentials.kycSecretKey && slug === a?.credentials.kycBusinessSlug) return A;
-      if (key === b?.credentials.kycSecretKey && slug === b?.credentials.kycBusinessSlug) return B;
-      return 'neither';
-    });
-}
+const paymentCallsFor = (txRef: string) => paymentCallsOf(setup.sandbox, txRef);
+const kycCallsFor = (userRef: string) => kycCallsOf(setup.sandbox, userRef);
 
 let unique = 0;
 /** A reference no other test of this file reads (a synthetic record every business knows). */
@@ -305,16 +269,6 @@ function twoResults(transport: Transport, operation: Operation) {
       maxResults: 2,
       timeoutMs: scaled(30_000),
     });
-}
-
-/** A watch of `business`: its record pending, then settled, both its own. */
-function expectPendingThenSettled(out: WireResult, business: string): void {
-  expect(out.codes).toEqual([]);
-  const statuses = out.results.map(
-    (result) => JSON.stringify(result).match(/"status":"(\w+)"/)?.[1],
-  );
-  expect(statuses).toEqual(['PENDING', 'SUCCESSFUL']);
-  expectOwn(payloadsOf(out), business);
 }
 
 describe('transactionStatus: A never receives B’s pushes', () => {
