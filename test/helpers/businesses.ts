@@ -119,7 +119,7 @@ export function expectOwn(raw: string, business: string): void {
 }
 
 /** The business whose credentials `request` carried (`'neither'` for none of the sandbox's). */
-function ownerOf(sandbox: Sandbox, request: RecordedRequest): string {
+export function ownerOf(sandbox: Sandbox, request: RecordedRequest): string {
   const owner = (sandbox.businesses ?? []).find(({ credentials: c }) =>
     request.service === 'payment'
       ? request.headers.authorization === `Bearer ${c.paymentAccessToken}`
