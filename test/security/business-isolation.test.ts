@@ -7,6 +7,7 @@
  * users have other names; A's `merchantRef` is the documented `ORDER-…` alone. A read of one
  * business that shows the other's marker is a leak, whichever read filled the cache first.
  */
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   A,
@@ -508,4 +509,72 @@ describe('webhooks per business', () => {
       }
     },
   );
+});
+
+describe('what one business holds, used by another', () => {
+  it("B's token on A's graphql-sse reservation is refused, on the operation and on the stream", async () => {
+    const [tokenA, tokenB] = await tokens('svc-reserve');
+    const url = `${setup.gateway.url}/graphql`;
+    const reserve = async () => {
+      const reserved = await fetch(url, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${tokenA}` },
+      });
+      expect(reserved.status).toBe(201);
+      return reserved.text();
+    };
+    const before = setup.sandbox.requests.length;
+    const streamToken = await reserve();
+    const operation = await fetch(url, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${tokenB}`,
+        'content-type': 'application/json',
+        'x-graphql-event-stream-token': streamToken,
+      },
+      body: JSON.stringify({
+        query: TX,
+        variables: { txRef: 'NT-SUCCESS001' },
+        extensions: { operationId: 'b' },
+      }),
+    });
+    expect(operation.status).toBe(404);
+    expect(await operation.text()).not.toContain(B_MARKER);
+    const stream = await fetch(url, {
+      headers: {
+        authorization: `Bearer ${tokenB}`,
+        accept: 'text/event-stream',
+        'x-graphql-event-stream-token': await reserve(),
+      },
+    });
+    expect(stream.status).toBe(404);
+    await stream.body?.cancel();
+    expect(setup.sandbox.requests.length).toBe(before);
+  });
+
+  it("a document A persisted runs under B with B's data (documents are shared, data is not)", async () => {
+    const [tokenA, tokenB] = await tokens('svc-persisted');
+    const txRef = freshGenRef();
+    const document = `query Persisted($txRef: ID!) { transaction(txRef: $txRef) { ${FIELDS} } }`;
+    const sha256Hash = createHash('sha256').update(document).digest('hex');
+    const extensions = { persistedQuery: { version: 1, sha256Hash } };
+    const registered = await runOver(
+      'POST',
+      setup.gateway.url,
+      { query: document, variables: { txRef }, extensions },
+      { token: tokenA },
+    );
+    expect(registered.codes).toEqual([]);
+    expectOwn(registered.raw, A);
+    for (const transport of ['GET', 'POST'] as const) {
+      const byHash = await runOver(
+        transport,
+        setup.gateway.url,
+        { variables: { txRef }, extensions },
+        { token: tokenB },
+      );
+      expect(byHash.codes).toEqual([]);
+      expectOwn(byHash.raw, B);
+    }
+  });
 });
