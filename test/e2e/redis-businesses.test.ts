@@ -2,13 +2,18 @@
  * Two businesses on two replicas sharing one real redis-server: two `node src/main.ts`
  * processes read the same businesses file, in front of a real sandbox serving A and B. A record
  * of A cached through one replica is never served to B through the other; a notification of A
- * arriving at one replica pushes to A's subscribers of the other, never to B's; and every key the
- * gateways wrote for a business is under that business's namespace (`biz:<id>`), save the
- * persisted documents and graphql-sse's reservations, which hold no business's data.
+ * arriving at one replica pushes to A's subscribers of the other, never to B's; a caller's rate is
+ * shared by the replicas and its business's alone; graphql-sse's single connection spread over
+ * both replicas reads each business's own; and every key the gateways wrote for a business is
+ * under that business's namespace (`biz:<id>`), save the persisted documents and graphql-sse's
+ * reservations (no business's data), and the caller quotas (rate buckets, document
+ * registrations), keyed by a hash of the caller, which is its business and its sub.
  */
 import { createHash } from 'node:crypto';
+import { createClient as createSseClient } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
+import { startBalancer } from '../helpers/balancer.ts';
 import {
   A,
   B,
@@ -156,6 +161,38 @@ describe.skipIf(skip)('two businesses, two replicas, one Redis', () => {
       const served = await query(gateway, '{ __typename }', tokenB);
       expect(served.status).toBe(200);
       expect(served.body.data).toEqual({ __typename: 'Query' });
+    }
+  });
+
+  it("graphql-sse single connection through a balancer over both replicas: each business's client reads its own", async () => {
+    const balancer = await startBalancer([one.url, two.url], 500);
+    try {
+      await until(() => balancer.inRotation(one.url) && balancer.inRotation(two.url), 10_000);
+      const txRef = `NT-GEN${process.pid}9`;
+      for (const business of [A, B, A, B]) {
+        const client = createSseClient({
+          url: `${balancer.url}/graphql`,
+          singleConnection: true,
+          retryAttempts: 0,
+          headers: { authorization: `Bearer ${await token(business, 'svc-single')}` },
+        });
+        try {
+          // Several operations, so that round-robin sends them to both replicas.
+          for (let i = 0; i < 3; i += 1) {
+            const results: unknown[] = [];
+            for await (const result of client.iterate({ query: TX(txRef) })) results.push(result);
+            expect(results).toHaveLength(1);
+            expectOwn(JSON.stringify(results), business);
+          }
+        } finally {
+          client.dispose();
+        }
+      }
+      expect(balancer.served.get(one.url)).toBeGreaterThan(0);
+      expect(balancer.served.get(two.url)).toBeGreaterThan(0);
+      expect(paymentCallsOf(sandbox, txRef)).toEqual([A, B]);
+    } finally {
+      await balancer.close();
     }
   });
 
