@@ -146,6 +146,42 @@ describe('the same txRef under A and B, over every transport', () => {
   }
 });
 
+describe('verifyTransaction and refreshKycUser under A and B', () => {
+  it("B's fresh read, which updates the cache, leaves A's cached record A's", async () => {
+    const [tokenA, tokenB] = await tokens('svc-fresh');
+    const txRef = freshGenRef();
+    const userRef = 'usr_demo_failedcheck';
+    const FRESH = `mutation F($txRef: ID!, $userRef: ID!) {
+      verifyTransaction(txRef: $txRef) { ${FIELDS} }
+      refreshKycUser(userRef: $userRef) { userRef name }
+    }`;
+    const READ = `query R($txRef: ID!, $userRef: ID!) {
+      transaction(txRef: $txRef) { ${FIELDS} }
+      kycUser(userRef: $userRef) { userRef name }
+    }`;
+    const nameOf = (index: number) => setup.sandbox.businesses?.[index]?.kyc.get(userRef)?.name;
+    const variables = { txRef, userRef };
+    // A's records cached by A's read; then B's fresh reads; then A's read again.
+    const steps = [
+      [READ, tokenA, A, 0],
+      [FRESH, tokenB, B, 1],
+      [READ, tokenA, A, 0],
+      [FRESH, tokenA, A, 0],
+      [READ, tokenB, B, 1],
+    ] as const;
+    for (const [document, token, business, index] of steps) {
+      const data = dataOf(await gql(setup.gateway, document, variables, token));
+      const text = JSON.stringify(data);
+      expectOwn(text, business);
+      expect(text).toContain(JSON.stringify(nameOf(index)));
+    }
+    expect(nameOf(0)).not.toBe(nameOf(1));
+    // Each fresh read was its business's own upstream call; each read after it a hit of its own.
+    expect(paymentCallsFor(txRef)).toEqual([A, B, A]);
+    expect(kycCallsFor(userRef)).toEqual([A, B, A]);
+  });
+});
+
 describe('@defer and @stream under A and B', () => {
   const DEFER = `query Tx($txRef: ID!) { transaction(txRef: $txRef) { txRef ... @defer { merchantRef customer { fullName } } } }`;
   const STREAM = `query Txs($txRefs: [ID!]!) { transactions(txRefs: $txRefs) @stream(initialCount: 0) { txRef merchantRef customer { fullName } } }`;
