@@ -6,7 +6,9 @@
  * changes nothing and is logged without a value; a changed credential is used by the next call.
  */
 import { writeFileSync } from 'node:fs';
+import { createClient as createWsClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
 import {
   type BusinessEntry,
@@ -26,7 +28,6 @@ import {
   testToken,
 } from '../helpers/processes.ts';
 import { scaled } from '../helpers/timeouts.ts';
-import { runOver, type WireResult } from '../helpers/transports.ts';
 import { postWebhook } from '../helpers/webhook-signature.ts';
 
 const A = 'shop-a';
@@ -96,24 +97,37 @@ describe('SIGHUP reloads the businesses file', () => {
   const txRef = `NT-PENDING${process.pid}reload`;
   let followA: Followed;
   let followB: Followed;
-  let socketB: Promise<WireResult>;
 
   it('removes B (its streams end with UNAUTHENTICATED, its tokens 401), adds C, and leaves A’s stream open', async () => {
     const [tokenA, tokenB, tokenC] = await Promise.all([token(A), token(B), token(C)]);
     expect((await query(gateway, TX('NT-SUCCESS001'), tokenC)).status).toBe(401);
     followA = follow(gateway, txRef, tokenA);
     followB = follow(gateway, txRef, tokenB);
-    socketB = runOver(
-      'WebSocket',
-      gateway.url,
+    // B's second stream over WebSocket, with graphql-ws's own client.
+    const socket = createWsClient({
+      url: `${gateway.url.replace(/^http/, 'ws')}/graphql`,
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${tokenB}` },
+      retryAttempts: 0,
+    });
+    const socketB: { results: unknown[]; end?: unknown } = { results: [] };
+    socket.subscribe(
       {
         query: 'subscription($t: ID!) { transactionStatus(txRef: $t) { status } }',
         variables: { t: txRef },
       },
-      { token: tokenB, timeoutMs: scaled(30_000) },
+      {
+        next: (result) => socketB.results.push(result),
+        error: (error) => {
+          socketB.end = error instanceof Error ? error.message : (error ?? 'error');
+        },
+        complete: () => {
+          socketB.end ??= 'complete';
+        },
+      },
     );
     await Promise.all([followA.first, followB.first]);
-    await until(() => paymentBearers(txRef).length >= 3, 5000);
+    await until(() => socketB.results.length > 0, 5000);
     expect(followA.statuses).toEqual(['PENDING']);
 
     writeBusinessesFile(file, [entryOf(A), entryOf(C)]);
@@ -128,8 +142,9 @@ describe('SIGHUP reloads the businesses file', () => {
     });
     await until(() => endedB, 10_000);
     expect(JSON.stringify(followB.errors)).toContain('UNAUTHENTICATED');
-    const ws = await socketB;
-    expect(ws.codes.at(-1)).toBe('UNAUTHENTICATED');
+    await until(() => socketB.end !== undefined, 10_000);
+    expect(JSON.stringify([socketB.results.at(-1), socketB.end])).toContain('UNAUTHENTICATED');
+    await socket.dispose();
     // B's new requests: 401, no upstream call.
     const before = sandbox.requests.length;
     expect((await query(gateway, TX('NT-SUCCESS001'), tokenB)).status).toBe(401);

@@ -41,6 +41,8 @@ import {
 import { postWebhook } from '../helpers/webhook-signature.ts';
 
 const PENDING_SECONDS = 20;
+/** How long NT-SLOW001 holds its caller's one upstream slot: ample for the requests made meanwhile. */
+const SLOW_MS = 4000;
 
 let setup: BusinessesSetup;
 /** The sandbox's clock runs ahead of the wall clock by this much (pending payments settle). */
@@ -54,7 +56,7 @@ beforeAll(async () => {
   setup = await startBusinessesGateway(
     [A, B],
     { LIVE_POLL_MS: '300', UPSTREAM_TIMEOUT_MS: '5000' },
-    { pendingSeconds: PENDING_SECONDS, slowMs: 1500, now: () => Date.now() + offset },
+    { pendingSeconds: PENDING_SECONDS, slowMs: SLOW_MS, now: () => Date.now() + offset },
   );
   const upstreams = sandboxUpstreams(setup.sandbox);
   [limited, bounded] = await Promise.all([
@@ -74,7 +76,7 @@ beforeAll(async () => {
         UPSTREAM_MAX_CONCURRENT_PER_CALLER: '1',
         SERVICE_UPSTREAM_MAX_CONCURRENT_PER_CALLER: '1',
         UPSTREAM_MAX_QUEUED_PER_CALLER: '0',
-        UPSTREAM_TIMEOUT_MS: '5000',
+        UPSTREAM_TIMEOUT_MS: String(SLOW_MS * 5),
       },
       { businessesFile: setup.file },
     ),
