@@ -28,6 +28,7 @@ import {
   testToken,
 } from '../helpers/processes.ts';
 import { scaled } from '../helpers/timeouts.ts';
+import { runOver } from '../helpers/transports.ts';
 import { postWebhook } from '../helpers/webhook-signature.ts';
 
 const A = 'shop-a';
@@ -148,6 +149,15 @@ describe('SIGHUP reloads the businesses file', () => {
     // B's new requests: 401, no upstream call.
     const before = sandbox.requests.length;
     expect((await query(gateway, TX('NT-SUCCESS001'), tokenB)).status).toBe(401);
+    const socketAgain = await runOver(
+      'WebSocket',
+      gateway.url,
+      { query: TX('NT-SUCCESS001') },
+      {
+        token: tokenB,
+      },
+    );
+    expect(socketAgain.close).toBe(4403);
     expect(sandbox.requests.length).toBe(before);
     // C is served, with its own data; it has no webhook secret: its paths 404.
     const servedC = await query(gateway, TX('NT-SUCCESS001'), tokenC);

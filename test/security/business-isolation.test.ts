@@ -29,6 +29,7 @@ import {
   startGateway,
   type TestGateway,
 } from '../helpers/gateway.ts';
+import { testToken } from '../helpers/processes.ts';
 import { scaled } from '../helpers/timeouts.ts';
 import {
   HAS_STATUS,
@@ -499,6 +500,32 @@ describe('a token naming no business served', () => {
       },
     );
   }
+});
+
+describe('AUTH_BUSINESS_CLAIM', () => {
+  it('names the claim read: `biz` is then no business, the named claim is', async () => {
+    const renamed = await startGateway(
+      sandboxUpstreams(setup.sandbox),
+      { AUTH_BUSINESS_CLAIM: 'tenant' },
+      { businessesFile: setup.file },
+    );
+    try {
+      const before = setup.sandbox.requests.length;
+      const byBiz = await gql(
+        renamed,
+        TX,
+        { txRef: 'NT-SUCCESS001' },
+        await renamed.token({ biz: B }),
+      );
+      expect(byBiz.status).toBe(401);
+      expect(setup.sandbox.requests.length).toBe(before);
+      const byTenant = await testToken('svc-tenant', 'transactions:read kyc:read', { tenant: B });
+      const data = dataOf(await gql(renamed, TX, { txRef: 'NT-SUCCESS001' }, byTenant));
+      expectOwn(JSON.stringify(data), B);
+    } finally {
+      await renamed.close();
+    }
+  });
 });
 
 describe('webhooks per business', () => {
