@@ -29,7 +29,7 @@ import {
   startGateway,
   type TestGateway,
 } from '../helpers/gateway.ts';
-import { testToken } from '../helpers/processes.ts';
+import { follow, testToken } from '../helpers/processes.ts';
 import { scaled } from '../helpers/timeouts.ts';
 import {
   HAS_STATUS,
@@ -39,7 +39,7 @@ import {
   type Transport,
   type WireResult,
 } from '../helpers/transports.ts';
-import { postWebhook } from '../helpers/webhook-signature.ts';
+import { postWebhook, signWebhook } from '../helpers/webhook-signature.ts';
 
 const PENDING_SECONDS = 20;
 /** How long NT-SLOW001 holds its caller's one upstream slot: ample for the requests made meanwhile. */
@@ -50,7 +50,7 @@ let setup: BusinessesSetup;
 let offset = 0;
 /** Low rates: one request a second, burst three (the three requests of graphql-sse single mode). */
 let limited: TestGateway;
-/** One upstream call at a time per caller, none queued. */
+/** One upstream call at a time per caller, none queued; one live stream per caller. */
 let bounded: TestGateway;
 
 beforeAll(async () => {
@@ -78,6 +78,7 @@ beforeAll(async () => {
         SERVICE_UPSTREAM_MAX_CONCURRENT_PER_CALLER: '1',
         UPSTREAM_MAX_QUEUED_PER_CALLER: '0',
         UPSTREAM_TIMEOUT_MS: String(SLOW_MS * 5),
+        LIVE_MAX_PER_CALLER: '1',
       },
       { businessesFile: setup.file },
     ),
@@ -461,6 +462,39 @@ describe('rate limits and per-caller bounds are per business', () => {
   });
 });
 
+describe('live streams per caller are per business', () => {
+  it("A's caller at its one live stream does not keep B's caller of the same sub from watching", async () => {
+    const sub = 'svc-live-bound';
+    const [tokenA, tokenB] = await Promise.all([
+      bounded.token({ sub, biz: A }),
+      bounded.token({ sub, biz: B }),
+    ]);
+    unique += 1;
+    const txRef = `NT-PENDING${process.pid}b${unique}`;
+    const held = follow(bounded, txRef, tokenA);
+    try {
+      await held.first;
+      expect(held.errors).toEqual([]);
+      const operation = { query: STATUS, variables: { txRef } };
+      const secondA = await runOver('SSE distinct', bounded.url, operation, {
+        token: tokenA,
+        maxResults: 1,
+        timeoutMs: scaled(5000),
+      });
+      expect(secondA.codes).toEqual(['RATE_LIMITED']);
+      const firstB = await runOver('SSE distinct', bounded.url, operation, {
+        token: tokenB,
+        maxResults: 1,
+        timeoutMs: scaled(5000),
+      });
+      expect(firstB.codes).toEqual([]);
+      expectOwn(firstB.raw, B);
+    } finally {
+      held.stop();
+    }
+  });
+});
+
 describe('a token naming no business served', () => {
   const CASES = [
     ['no business claim', () => setup.gateway.token({ sub: 'svc-nobiz' })],
@@ -537,6 +571,25 @@ describe('webhooks per business', () => {
     });
   };
   const secretA = webhookSecretOf(A);
+
+  it('remembers notifications per business: the same bytes and time, each signed by its own, are each new', async () => {
+    const url = setup.gateway.url;
+    const t = Math.floor(Date.now() / 1000);
+    const text = body();
+    const send = (business: string) =>
+      fetch(`${url}/webhooks/payment/${business}`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-webhook-signature': signWebhook(text, [webhookSecretOf(business)], t),
+        },
+        body: text,
+      }).then((response) => response.status);
+    expect(await send(A)).toBe(202);
+    expect(await send(A)).toBe(200);
+    expect(await send(B)).toBe(202);
+    expect(await send(B)).toBe(200);
+  });
 
   it.each(['payment', 'kyc'])(
     "/webhooks/%s: A's signature on B's path 401, on A's 202; no id, or an unknown business, 404",
