@@ -3,7 +3,8 @@
  * processes read the same businesses file, in front of a real sandbox serving A and B. A record
  * of A cached through one replica is never served to B through the other; a notification of A
  * arriving at one replica pushes to A's subscribers of the other, never to B's; a caller's rate is
- * shared by the replicas and its business's alone; graphql-sse's single connection spread over
+ * shared by the replicas and its business's alone; A's sealed record copied under B's key does
+ * not open as B's; graphql-sse's single connection spread over
  * both replicas reads each business's own; and every key the gateways wrote for a business is
  * under that business's namespace (`biz:<id>`), save the persisted documents and graphql-sse's
  * reservations (no business's data), and the caller quotas (rate buckets, document
@@ -147,6 +148,22 @@ describe.skipIf(skip)('two businesses, two replicas, one Redis', () => {
       (await postWebhook(two.url, `/webhooks/payment/${B}`, bodyB, [webhookSecretOf(B)])).status,
     ).toBe(202);
     expectPendingThenSettled(await b, B);
+  });
+
+  it("A's sealed record copied under B's key in Redis does not open as B's: B reads its own", async () => {
+    const [tokenA, tokenB] = await Promise.all([token(A, 'svc-copy'), token(B, 'svc-copy')]);
+    const txRef = `NT-GEN${process.pid}8`;
+    expectOwn(JSON.stringify((await query(one, TX(txRef), tokenA)).body), A);
+    const keyOf = (business: string) => `gw:cache:biz:${business}:tx:v3:${txRef}`;
+    expect(await redis.command(['EXISTS', keyOf(A)])).toBe(1);
+    // A hostile writer on Redis puts A's record where B's would be (B has none yet).
+    expect(await redis.command(['COPY', keyOf(A), keyOf(B), 'REPLACE'])).toBe(1);
+    for (const gateway of [two, one]) {
+      expectOwn(JSON.stringify((await query(gateway, TX(txRef), tokenB)).body), B);
+    }
+    expect(
+      paymentCallsOf(sandbox, txRef).filter((business) => business === B).length,
+    ).toBeGreaterThan(0);
   });
 
   it("A's caller over its rate on one replica is limited on the other too, B's of the same sub on neither", async () => {
