@@ -3,14 +3,15 @@
  * processes read the same businesses file, in front of a real sandbox serving A and B. A record
  * of A cached through one replica is never served to B through the other; a notification of A
  * arriving at one replica pushes to A's subscribers of the other, never to B's; a caller's rate is
- * shared by the replicas and its business's alone; A's sealed record copied under B's key does
- * not open as B's; graphql-sse's single connection spread over
- * both replicas reads each business's own; and every key the gateways wrote for a business is
- * under that business's namespace (`biz:<id>`), save the persisted documents and graphql-sse's
- * reservations (no business's data), and the caller quotas (rate buckets, document
+ * shared by the replicas and its business's alone; A's sealed record copied under B's key, and
+ * A's live messages replayed on B's channel, are refused as B's; graphql-sse's single connection
+ * spread over both replicas reads each business's own; and every key the gateways wrote for a
+ * business is under that business's namespace (`biz:<id>`), save the persisted documents and
+ * graphql-sse's reservations (no business's data), and the caller quotas (rate buckets, document
  * registrations), keyed by a hash of the caller, which is its business and its sub.
  */
 import { createHash } from 'node:crypto';
+import { createClient as createRedisClient } from '@redis/client';
 import { createClient as createSseClient } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts';
@@ -164,6 +165,52 @@ describe.skipIf(skip)('two businesses, two replicas, one Redis', () => {
     expect(
       paymentCallsOf(sandbox, txRef).filter((business) => business === B).length,
     ).toBeGreaterThan(0);
+  });
+
+  it("A's live messages replayed on B's channel are refused: B's watch sees nothing of them", async () => {
+    const heard: Array<{ channel: string; message: string }> = [];
+    const listener = createRedisClient({ url: redis.url });
+    listener.on('error', () => {});
+    await listener.connect();
+    const [tokenA, tokenB] = await Promise.all([token(A, 'svc-replay'), token(B, 'svc-replay')]);
+    const txRef = `NT-PENDING${process.pid}m`;
+    let watchB: Followed | undefined;
+    try {
+      await listener.pSubscribe(`*:biz:${A}:live:{${txRef}}:events`, (message, channel) => {
+        heard.push({ channel, message });
+      });
+      // A's payment settles: its live status is published on A's channel.
+      const watchA = follow(two, txRef, tokenA);
+      await watchA.first;
+      offset += PENDING_SECONDS * 1000 + 1000;
+      await until(() => watchA.completed, 15_000);
+      expect(watchA.statuses).toEqual(['PENDING', 'SUCCESSFUL']);
+      await until(() => heard.length > 0, 5000);
+      // B's payment of the same reference is still pending; A's messages replayed on B's channel.
+      watchB = follow(one, txRef, tokenB);
+      await watchB.first;
+      const rejectedBefore =
+        (await one.metric('gateway_live_messages_rejected_total')) +
+        (await two.metric('gateway_live_messages_rejected_total'));
+      for (const { channel, message } of heard) {
+        const channelOfB = channel.replace(`:biz:${A}:`, `:biz:${B}:`);
+        expect(channelOfB).not.toBe(channel);
+        await redis.command(['PUBLISH', channelOfB, message]);
+      }
+      await until(
+        async () =>
+          (await one.metric('gateway_live_messages_rejected_total')) +
+            (await two.metric('gateway_live_messages_rejected_total')) >
+          rejectedBefore,
+        5000,
+      );
+      expect(watchB.statuses).toEqual(['PENDING']);
+      expect(watchB.completed).toBe(false);
+      expect(watchB.errors).toEqual([]);
+    } finally {
+      watchB?.stop();
+      listener.destroy();
+    }
   });
 
   it("A's caller over its rate on one replica is limited on the other too, B's of the same sub on neither", async () => {
