@@ -47,6 +47,8 @@ export interface TestGateway {
     /** The `txRefs` claim, sent as given (malformed values too); absent when undefined. */
     txRefs?: unknown;
     expiresIn?: string | number;
+    /** The business claim (`biz`), sent as given; absent when undefined. */
+    biz?: unknown;
   }): Promise<string>;
   close(): Promise<void>;
 }
@@ -72,16 +74,29 @@ export function sandboxUpstreams(sandbox: Sandbox): Upstreams {
 export async function startGateway(
   upstreams: Upstreams,
   env: SettingsEnv = {},
-  options: { logLines?: string[]; kycPageDemoSecret?: string } = {},
+  options: {
+    logLines?: string[];
+    kycPageDemoSecret?: string;
+    /**
+     * A file of businesses (`BUSINESSES_FILE`, see ./businesses.ts): the gateway serves them
+     * instead of one business from `upstreams`' credentials.
+     */
+    businessesFile?: string;
+  } = {},
 ): Promise<TestGateway> {
-  const config = loadConfig({
-    AUTH_JWT_SECRET: TEST_JWT_SECRET,
-    PAYMENT_API_URL: upstreams.paymentUrl,
+  const single = {
     PAYMENT_ACCESS_TOKEN: upstreams.paymentAccessToken ?? PAYMENT_TOKEN,
-    KYC_API_URL: upstreams.kycUrl,
     KYC_SECRET_KEY: upstreams.kycSecretKey ?? KYC_SECRET,
     KYC_PUBLIC_KEY: upstreams.kycPublicKey ?? KYC_PUBLIC,
     KYC_BUSINESS_SLUG: upstreams.kycBusinessSlug ?? KYC_SLUG,
+  };
+  const config = loadConfig({
+    AUTH_JWT_SECRET: TEST_JWT_SECRET,
+    PAYMENT_API_URL: upstreams.paymentUrl,
+    KYC_API_URL: upstreams.kycUrl,
+    ...(options.businessesFile === undefined
+      ? single
+      : { BUSINESSES_FILE: options.businessesFile }),
     KYC_SDK_SCRIPT_URL: upstreams.sdkScriptUrl ?? `${upstreams.kycUrl}/sdk/kyc.js`,
     RATE_LIMIT_RPS: '0',
     SERVICE_RATE_LIMIT_RPS: '0',
@@ -106,6 +121,7 @@ export async function startGateway(
     payment: config.payment,
     kyc: config.kyc,
     auth: config.auth,
+    ...(config.businesses && { businesses: config.businesses.accounts }),
     ...(logger && { logger }),
     ...(options.kycPageDemoSecret !== undefined && {
       kycPageDemo: { secret: options.kycPageDemoSecret, ...demoPayments },
@@ -122,6 +138,7 @@ export async function startGateway(
       const signer = new SignJWT({
         ...(scope !== null && { scope }),
         ...(claims.txRefs !== undefined && { txRefs: claims.txRefs }),
+        ...(claims.biz !== undefined && { biz: claims.biz }),
       }).setProtectedHeader({ alg: 'HS256' });
       if (claims.sub !== null) signer.setSubject(claims.sub ?? 'test-merchant');
       return signer

@@ -43,11 +43,14 @@ export async function spawnGateway(
       PORT: '0',
       HOST: '127.0.0.1',
       PAYMENT_API_URL: upstreams.paymentUrl,
-      PAYMENT_ACCESS_TOKEN: PAYMENT_TOKEN,
       KYC_API_URL: upstreams.kycUrl,
-      KYC_SECRET_KEY: KYC_SECRET,
-      KYC_PUBLIC_KEY: KYC_PUBLIC,
-      KYC_BUSINESS_SLUG: KYC_SLUG,
+      // With a file of businesses, each business's credentials are in it.
+      ...(env.BUSINESSES_FILE === undefined && {
+        PAYMENT_ACCESS_TOKEN: PAYMENT_TOKEN,
+        KYC_SECRET_KEY: KYC_SECRET,
+        KYC_PUBLIC_KEY: KYC_PUBLIC,
+        KYC_BUSINESS_SLUG: KYC_SLUG,
+      }),
       KYC_SDK_SCRIPT_URL: `${upstreams.kycUrl}/sdk/kyc.js`,
       AUTH_JWT_SECRET: TEST_JWT_SECRET,
       RATE_LIMIT_RPS: '0',
@@ -108,9 +111,13 @@ export async function spawnReplicas(
   return Promise.all([spawnGateway(upstreams, env), spawnGateway(upstreams, env)]);
 }
 
-/** An HS256 token for the test secret (every scope unless told). */
-export function testToken(sub = 'test-merchant', scope = 'transactions:read kyc:read') {
-  return new SignJWT({ scope })
+/** An HS256 token for the test secret (every scope unless told), with further `claims` (`biz`). */
+export function testToken(
+  sub = 'test-merchant',
+  scope = 'transactions:read kyc:read',
+  claims: Record<string, unknown> = {},
+) {
+  return new SignJWT({ scope, ...claims })
     .setProtectedHeader({ alg: 'HS256' })
     .setSubject(sub)
     .setIssuedAt()

@@ -14,3 +14,22 @@ export function signWebhook(
   );
   return [`t=${t}`, ...v1].join(',');
 }
+
+/** POSTs `body` to `path` of the gateway at `url`, signed with `secrets` (none: unsigned). */
+export async function postWebhook(
+  url: string,
+  path: string,
+  body: string,
+  secrets: string[],
+): Promise<{ status: number; body: string }> {
+  const response = await fetch(`${url}${path}`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      ...(secrets.length > 0 && { 'x-webhook-signature': signWebhook(body, secrets) }),
+    },
+    body,
+    signal: AbortSignal.timeout(10_000),
+  });
+  return { status: response.status, body: await response.text() };
+}

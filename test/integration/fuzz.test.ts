@@ -36,8 +36,17 @@ import { ErrorCode } from '../../src/errors.ts';
 import { buildSubgraph } from '../../src/graphql/federation.ts';
 import { resolvers } from '../../src/graphql/resolvers/index.ts';
 import { loadTypeDefs } from '../../src/pipeline.ts';
+import {
+  A,
+  B,
+  B_MARKER,
+  type BusinessesSetup,
+  ownerOf,
+  startBusinessesGateway,
+} from '../helpers/businesses.ts';
 import { advanceWallClock } from '../helpers/clock.ts';
 import {
+  gql,
   sandboxUpstreams,
   startGateway,
   TEST_JWT_SECRET,
@@ -827,42 +836,66 @@ const connectionTokens: Partial<Record<'noSub' | 'endUserNoSub', string>> = {};
 const seen = new Map<string, number>();
 const count = (key: string) => seen.set(key, (seen.get(key) ?? 0) + 1);
 
+/** What generated HTTP requests are sent to. */
+interface Target {
+  sandbox: Sandbox;
+  gateway: TestGateway;
+  tokens: Partial<Record<Auth, string>>;
+  /** Text no answer may hold: another business's data and credentials. */
+  foreign: readonly string[];
+}
+let target: Target;
+
+const ENV = {
+  UPSTREAM_TIMEOUT_MS: '800',
+  UPSTREAM_RETRY_BASE_DELAY_MS: '20',
+  UPSTREAM_BREAKER_HALF_OPEN_MS: '250',
+  RATE_LIMIT_RPS: '0',
+  SERVICE_RATE_LIMIT_RPS: '0',
+  LIVE_MAX_WATCH_SECONDS: '2',
+  LIVE_POLL_MS: '1000',
+  UPSTREAM_MAX_ATTEMPTS: String(MAX_ATTEMPTS),
+  MAX_RECORDS_PER_REQUEST: String(MAX_RECORDS),
+};
+/** The SDK address: a public setting handed out as it is, apart from the sandbox's addresses. */
+const SDK_SCRIPT_URL = 'https://sdk.kyc.example/v1/kyc.js';
+
+/**
+ * The tokens of every kind, signed by `gateway`'s test secret, with `claims` (a business) added
+ * to each valid one.
+ */
+async function tokensOf(
+  gateway: TestGateway,
+  claims: { biz?: string } = {},
+): Promise<Partial<Record<Auth, string>>> {
+  return {
+    full: await gateway.token(claims),
+    transactions: await gateway.token({ ...claims, scope: 'transactions:read' }),
+    endUser: await gateway.token({ ...claims, sub: 'usr_demo_tier1', scope: null }),
+    endUserWithRefs: await gateway.token({
+      ...claims,
+      sub: 'usr_demo_tier1',
+      scope: null,
+      txRefs: ['NT-SUCCESS001', 'NT-PENDING001', 'NT-FAILED001', 'NT-ERR500'],
+    }),
+    garbage: 'not-a-jwt',
+    expired: await gateway.token({ ...claims, expiresIn: Math.floor(Date.now() / 1000) - 60 }),
+  };
+}
+
 beforeAll(async () => {
   sandbox = await startSandbox();
-  const env = {
-    UPSTREAM_TIMEOUT_MS: '800',
-    UPSTREAM_RETRY_BASE_DELAY_MS: '20',
-    UPSTREAM_BREAKER_HALF_OPEN_MS: '250',
-    RATE_LIMIT_RPS: '0',
-    SERVICE_RATE_LIMIT_RPS: '0',
-    LIVE_MAX_WATCH_SECONDS: '2',
-    LIVE_POLL_MS: '1000',
-    UPSTREAM_MAX_ATTEMPTS: String(MAX_ATTEMPTS),
-    MAX_RECORDS_PER_REQUEST: String(MAX_RECORDS),
-  };
-  // The SDK address is a public setting the gateway hands out as it is; it is set apart from
-  // the sandbox's addresses so that any upstream address in a response is a leak.
-  const upstreams = {
-    ...sandboxUpstreams(sandbox),
-    sdkScriptUrl: 'https://sdk.kyc.example/v1/kyc.js',
-  };
-  gateway = await startGateway(upstreams, env);
-  tokens.full = await gateway.token();
-  tokens.transactions = await gateway.token({ scope: 'transactions:read' });
-  tokens.endUser = await gateway.token({ sub: 'usr_demo_tier1', scope: null });
-  tokens.endUserWithRefs = await gateway.token({
-    sub: 'usr_demo_tier1',
-    scope: null,
-    txRefs: ['NT-SUCCESS001', 'NT-PENDING001', 'NT-FAILED001', 'NT-ERR500'],
-  });
-  tokens.garbage = 'not-a-jwt';
+  // The SDK address is set apart from the sandbox's addresses so that any upstream address in a
+  // response is a leak.
+  gateway = await startGateway({ ...sandboxUpstreams(sandbox), sdkScriptUrl: SDK_SCRIPT_URL }, ENV);
+  Object.assign(tokens, await tokensOf(gateway));
   connectionTokens.noSub = await gateway.token({ sub: null, scope: 'transactions:read' });
   connectionTokens.endUserNoSub = await gateway.token({
     sub: null,
     scope: null,
     txRefs: ['NT-SUCCESS001', 'NT-PENDING001'],
   });
-  tokens.expired = await gateway.token({ expiresIn: Math.floor(Date.now() / 1000) - 60 });
+  target = { sandbox, gateway, tokens, foreign: [] };
 });
 afterAll(async () => {
   await gateway?.close();
@@ -870,8 +903,8 @@ afterAll(async () => {
 });
 
 /** Host:port of every upstream address (the SDK address is not one of the sandbox's). */
-function upstreamAddresses(): string[] {
-  return [sandbox.paymentUrl, sandbox.kycUrl].flatMap((address) => {
+function upstreamAddresses(of: Sandbox = sandbox): string[] {
+  return [of.paymentUrl, of.kycUrl].flatMap((address) => {
     const url = new URL(address);
     return [url.host, `localhost:${url.port}`, address];
   });
@@ -905,6 +938,7 @@ function resultProblems(result: unknown): string[] {
 
 async function send(request: FuzzRequest): Promise<string[]> {
   const headers: Record<string, string> = {};
+  const { sandbox, gateway, tokens } = target;
   const token = tokens[request.auth];
   if (token !== undefined) headers.authorization = `Bearer ${token}`;
   if (request.accept !== null) headers.accept = request.accept;
@@ -963,11 +997,15 @@ async function send(request: FuzzRequest): Promise<string[]> {
   for (const [what, secret] of Object.entries(secrets)) {
     if (everything.includes(secret)) problems.push(`the response contains ${what}`);
   }
+  for (const text of target.foreign) {
+    if (everything.includes(text))
+      problems.push(`the response contains another business's ${text}`);
+  }
   // (GraphiQL's page is a static bundle whose code contains such text itself.)
   if (!type.startsWith('text/html') && /\n\s+at |\\n\s+at /.test(everything)) {
     problems.push('the response contains a stack trace');
   }
-  for (const address of upstreamAddresses()) {
+  for (const address of upstreamAddresses(sandbox)) {
     if (everything.includes(address)) problems.push(`the response contains ${address}`);
   }
 
@@ -995,32 +1033,39 @@ async function send(request: FuzzRequest): Promise<string[]> {
   return problems;
 }
 
+/** Sends `runs` generated HTTP requests to `target`, each checked by `send`. */
+async function fuzzHttp(runs: number): Promise<void> {
+  console.log(
+    `fuzz: seed=${SEED} runs=${runs} (override with FUZZ_SEED / FUZZ_RUNS; FUZZ_SHRINK=1 to shrink)`,
+  );
+  const started = performance.now();
+  const property = fc.asyncProperty(
+    requestArb.map((request) =>
+      Object.assign(request, { [fc.toStringMethod]: () => describeRequest(request) }),
+    ),
+    async (request) => {
+      const problems = await send(request);
+      if (problems.length > 0) {
+        if (DUMP) writeFileSync(DUMP, JSON.stringify(request));
+        throw new Error(`${problems.join('\n')}\nrequest: ${describeRequest(request)}`);
+      }
+    },
+  );
+  await fc.assert(property, { seed: SEED, numRuns: runs, endOnFailure: !SHRINK });
+  console.log(
+    `fuzz: ${runs} requests in ${Math.round(performance.now() - started)} ms; ${[...seen]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([key, n]) => `${key}: ${n}`)
+      .join(', ')}`,
+  );
+}
+
 describe('fuzzing /graphql', () => {
-  it('answers every generated request without a 5xx, a leak or a non-contract error code', async () => {
-    console.log(
-      `fuzz: seed=${SEED} runs=${RUNS} (override with FUZZ_SEED / FUZZ_RUNS; FUZZ_SHRINK=1 to shrink)`,
-    );
-    const started = performance.now();
-    const property = fc.asyncProperty(
-      requestArb.map((request) =>
-        Object.assign(request, { [fc.toStringMethod]: () => describeRequest(request) }),
-      ),
-      async (request) => {
-        const problems = await send(request);
-        if (problems.length > 0) {
-          if (DUMP) writeFileSync(DUMP, JSON.stringify(request));
-          throw new Error(`${problems.join('\n')}\nrequest: ${describeRequest(request)}`);
-        }
-      },
-    );
-    await fc.assert(property, { seed: SEED, numRuns: RUNS, endOnFailure: !SHRINK });
-    console.log(
-      `fuzz: ${RUNS} requests in ${Math.round(performance.now() - started)} ms; ${[...seen]
-        .sort(([a], [b]) => a.localeCompare(b))
-        .map(([key, n]) => `${key}: ${n}`)
-        .join(', ')}`,
-    );
-  }, 600_000);
+  it(
+    'answers every generated request without a 5xx, a leak or a non-contract error code',
+    () => fuzzHttp(RUNS),
+    600_000,
+  );
 
   it('drives WebSocket and graphql-sse single connection with tokens of every kind', async () => {
     const AUTHS = [
@@ -1158,4 +1203,71 @@ describe('fuzzing /graphql', () => {
       },
     });
   });
+});
+
+describe('fuzzing /graphql under business A, with business B beside it', () => {
+  let two: BusinessesSetup;
+  /** Where B's upstream calls end and A's fuzzing begins. */
+  let warmed = 0;
+
+  beforeAll(async () => {
+    two = await startBusinessesGateway([A, B], { ...ENV, KYC_SDK_SCRIPT_URL: SDK_SCRIPT_URL });
+    // Every record read under B first, then under A: whatever A's requests could be served from
+    // B's is there, and the values both businesses share are known.
+    const read = async (biz: string) => {
+      const token = await two.token(biz);
+      const reads = [
+        ...TX_REFS.map((txRef) => ({
+          query:
+            'query($txRef: ID!) { transaction(txRef: $txRef) { customer { fullName email phone } } }',
+          variables: { txRef },
+        })),
+        ...USER_REFS.map((userRef) => ({
+          query: 'query($userRef: ID!) { kycUser(userRef: $userRef) { name } }',
+          variables: { userRef },
+        })),
+      ];
+      const answers: string[] = [];
+      for (const { query, variables } of reads) {
+        const answer = await gql(two.gateway, query, variables, token);
+        answers.push(JSON.stringify(answer.data ?? null));
+      }
+      return new Set(
+        answers.flatMap((answer) =>
+          [...answer.matchAll(/"(?:fullName|email|phone|name)":"([^"]+)"/g)].map((m) => m[1] ?? ''),
+        ),
+      );
+    };
+    const ofB = await read(B);
+    const ofA = await read(A);
+    const credentialsOfB = two.sandbox.businesses?.[1]?.credentials;
+    if (!credentialsOfB) throw new Error('no business B');
+    const foreign = [
+      B_MARKER,
+      ...[...ofB].filter((value) => value !== '' && !ofA.has(value)),
+      credentialsOfB.paymentAccessToken,
+      credentialsOfB.kycSecretKey,
+      credentialsOfB.kycPublicKey,
+      credentialsOfB.kycBusinessSlug,
+    ];
+    // B's customers and users have names of their own: the list holds them.
+    expect(foreign.length).toBeGreaterThan(10);
+    warmed = two.sandbox.requests.length;
+    target = {
+      sandbox: two.sandbox,
+      gateway: two.gateway,
+      tokens: await tokensOf(two.gateway, { biz: A }),
+      foreign,
+    };
+  }, 120_000);
+  afterAll(async () => {
+    await two?.close();
+  });
+
+  it("never answers A's requests with B's data or credentials, nor calls upstream as B", async () => {
+    await fuzzHttp(Math.max(50, Math.round(RUNS / 4)));
+    const calls = two.sandbox.requests.slice(warmed).map((call) => ownerOf(two.sandbox, call));
+    expect(calls.length).toBeGreaterThan(0);
+    expect(new Set(calls)).toEqual(new Set([A]));
+  }, 600_000);
 });
