@@ -180,12 +180,29 @@ export function createLoaders(
     onStale: (txRef, ageSeconds) => stale.push({ txRef, ageSeconds }),
   };
   const uncached: ReadOptions = { ...request, bypassCache: true };
+  // Each loader is made when first used: most operations use one of the four.
+  let transaction: Loaders['transaction'] | undefined;
+  let uncachedTransaction: Loaders['uncachedTransaction'] | undefined;
+  let kycUser: Loaders['kycUser'] | undefined;
+  let uncachedKycUser: Loaders['uncachedKycUser'] | undefined;
   return {
-    transaction: loader('tx', seen, maxRecords, (ref) => sources.transaction(ref, cached)),
-    uncachedTransaction: loader('tx', seen, maxRecords, (ref) =>
-      sources.transaction(ref, uncached),
-    ),
-    kycUser: loader('kyc', seen, maxRecords, (ref) => sources.kycUser(ref, request)),
-    uncachedKycUser: loader('kyc', seen, maxRecords, (ref) => sources.kycUser(ref, uncached)),
+    get transaction() {
+      transaction ??= loader('tx', seen, maxRecords, (ref) => sources.transaction(ref, cached));
+      return transaction;
+    },
+    get uncachedTransaction() {
+      uncachedTransaction ??= loader('tx', seen, maxRecords, (ref) =>
+        sources.transaction(ref, uncached),
+      );
+      return uncachedTransaction;
+    },
+    get kycUser() {
+      kycUser ??= loader('kyc', seen, maxRecords, (ref) => sources.kycUser(ref, request));
+      return kycUser;
+    },
+    get uncachedKycUser() {
+      uncachedKycUser ??= loader('kyc', seen, maxRecords, (ref) => sources.kycUser(ref, uncached));
+      return uncachedKycUser;
+    },
   };
 }
