@@ -77,7 +77,10 @@ export function createContext(
     caller,
     loaders: createLoaders(deps.sources, stale, {
       maxRecords: deps.settings.maxRecordsPerRequest,
-      ...(share && { gate: (upstream, work) => share.run(caller, kind, upstream, work) }),
+      signal: signal(),
+      ...(share && {
+        gate: (upstream, work, abandoned) => share.run(caller, kind, upstream, work, abandoned),
+      }),
     }),
     settings: deps.settings,
     live: deps.live,
@@ -96,7 +99,8 @@ export function createContext(
 // One request reads at most `maxRecords` distinct records (transactions and KYC users together,
 // fresh or not), whatever its aliases: past that, each further record fails at its own position
 // with BAD_USER_INPUT and costs no upstream call. Misses run within the caller's share of
-// upstream concurrency (`gate`).
+// upstream concurrency (`gate`); a miss still waiting there when the request ends (and no other
+// request waits for the same record) is dropped.
 //
 
 export interface Loaders {
@@ -114,6 +118,8 @@ export interface RequestLimits {
   maxRecords: number;
   /** Runs a miss's upstream call within the caller's share. */
   gate?: ReadOptions['gate'];
+  /** Aborted when the request has ended. */
+  signal?: AbortSignal;
 }
 
 function loader<T>(
@@ -165,18 +171,38 @@ export function createLoaders(
   const seen = new Set<string>();
   const { maxRecords } = limits;
   // The read options, made once per request rather than once per key.
-  const gate = limits.gate ? { gate: limits.gate } : {};
+  const request: ReadOptions = {
+    ...(limits.gate && { gate: limits.gate }),
+    ...(limits.signal && { signal: limits.signal }),
+  };
   const cached: ReadOptions = {
-    ...gate,
+    ...request,
     onStale: (txRef, ageSeconds) => stale.push({ txRef, ageSeconds }),
   };
-  const uncached: ReadOptions = { ...gate, bypassCache: true };
+  const uncached: ReadOptions = { ...request, bypassCache: true };
+  // Each loader is made when first used: most operations use one of the four.
+  let transaction: Loaders['transaction'] | undefined;
+  let uncachedTransaction: Loaders['uncachedTransaction'] | undefined;
+  let kycUser: Loaders['kycUser'] | undefined;
+  let uncachedKycUser: Loaders['uncachedKycUser'] | undefined;
   return {
-    transaction: loader('tx', seen, maxRecords, (ref) => sources.transaction(ref, cached)),
-    uncachedTransaction: loader('tx', seen, maxRecords, (ref) =>
-      sources.transaction(ref, uncached),
-    ),
-    kycUser: loader('kyc', seen, maxRecords, (ref) => sources.kycUser(ref, gate)),
-    uncachedKycUser: loader('kyc', seen, maxRecords, (ref) => sources.kycUser(ref, uncached)),
+    get transaction() {
+      transaction ??= loader('tx', seen, maxRecords, (ref) => sources.transaction(ref, cached));
+      return transaction;
+    },
+    get uncachedTransaction() {
+      uncachedTransaction ??= loader('tx', seen, maxRecords, (ref) =>
+        sources.transaction(ref, uncached),
+      );
+      return uncachedTransaction;
+    },
+    get kycUser() {
+      kycUser ??= loader('kyc', seen, maxRecords, (ref) => sources.kycUser(ref, request));
+      return kycUser;
+    },
+    get uncachedKycUser() {
+      uncachedKycUser ??= loader('kyc', seen, maxRecords, (ref) => sources.kycUser(ref, uncached));
+      return uncachedKycUser;
+    },
   };
 }

@@ -142,9 +142,6 @@ export function createPipeline(deps: PipelineDeps) {
       // After the plugins that replace the execute function, so that its span wraps theirs.
       ...(deps.tracing ? [useOperationSpans(deps.tracing)] : []),
     ],
-    // Everything a request reads is its business's (the operation entry resolved it).
-    context: (server) =>
-      createContext(server.business.context, server, () => server.operationSignal),
   });
 
   return {
@@ -160,8 +157,21 @@ export function createPipeline(deps: PipelineDeps) {
           }),
     resolveDocument,
     /** The pipeline of one operation, for the operation entry. */
-    getEnveloped: (context: OperationContext) =>
-      yoga.getEnveloped(context as ServerContext & YogaInitialContext),
+    getEnveloped: (context: OperationContext) => {
+      const server = context as ServerContext & YogaInitialContext;
+      // The context of the operation, the server context extended with the GraphQL context, is
+      // made here rather than by a context-building hook (no plugin has one), which envelop
+      // would run through two rounds of promise helpers per operation.
+      return {
+        ...yoga.getEnveloped(server),
+        contextFactory: () =>
+          Object.assign(
+            server,
+            // Everything a request reads is its business's (the operation entry resolved it).
+            createContext(server.business.context, server, () => server.operationSignal),
+          ),
+      };
+    },
   };
 }
 

@@ -18,6 +18,10 @@
  * Unknown records (404 or a not-found envelope) are remembered for `ttlNotFoundSeconds`, so that
  * asking for them again and again does not reach the upstream each time; a read that bypasses the cache still
  * does, and overwrites the memory. Errors are never remembered.
+ *
+ * Reads for requests that have ended are not made: an upstream call still waiting for a slot of
+ * its caller's share leaves the queue once every request waiting for it (several, through the
+ * single flight) has ended. A call in flight runs to its end and its answer is stored.
  */
 import { hash } from 'node:crypto';
 import type { CacheConfig } from '../config.ts';
@@ -35,8 +39,21 @@ export interface ReadOptions {
   bypassCache?: boolean;
   /** Told when the record served is a stale copy: its id and its age. */
   onStale?: (id: string, ageSeconds: number) => void;
-  /** Runs the upstream call of a miss (the caller's share of upstream concurrency). */
-  gate?: <T>(upstream: UpstreamName, work: () => Promise<T>) => Promise<T>;
+  /**
+   * Aborted when the request has ended (its client gone). Absent, the read is always made (a
+   * webhook's read, a live poll).
+   */
+  signal?: AbortSignal;
+  /**
+   * Runs the upstream call of a miss (the caller's share of upstream concurrency). `abandoned`
+   * aborts once no request waits for the call any more; the gate asks for it only when the call
+   * has to wait, and drops the call then.
+   */
+  gate?: <T>(
+    upstream: UpstreamName,
+    work: () => Promise<T>,
+    abandoned?: () => AbortSignal,
+  ) => Promise<T>;
 }
 
 export interface RecordSources {
@@ -81,28 +98,117 @@ function kycKey(slug: string, userRef: string): string {
   return `kyc:${RECORD_FORMAT}:${digest}`;
 }
 
+/** What a call that no request waits for any more rejects with (no one sees it). */
+const ABANDONED = new DOMException('No request waits for this read any more.', 'AbortError');
+
+/**
+ * The requests waiting for one read, by their signals. {@link Waiters.abandoned} aborts once
+ * every one of them has ended; a waiter without a signal never ends. Nothing listens to the
+ * requests' signals until the read's call has to wait and asks for it.
+ */
+class Waiters {
+  readonly #signals: AbortSignal[] = [];
+  #forever = false;
+  #gone: AbortController | undefined;
+  /** Listens to the waiters' signals, from the first time the call asks until it settles. */
+  #check: (() => void) | undefined;
+  readonly #onGone: () => void;
+
+  constructor(signal: AbortSignal | undefined, onGone: () => void) {
+    this.#onGone = onGone;
+    this.join(signal);
+  }
+
+  join(signal: AbortSignal | undefined): void {
+    if (!signal) {
+      this.#forever = true;
+      this.close();
+      return;
+    }
+    this.#signals.push(signal);
+    if (this.#check && !this.#forever) signal.addEventListener('abort', this.#check);
+  }
+
+  /** Aborted once every waiter has ended. */
+  readonly abandoned = (): AbortSignal => {
+    if (this.#gone) return this.#gone.signal;
+    const gone = new AbortController();
+    this.#gone = gone;
+    if (this.#forever) return gone.signal;
+    const check = () => {
+      if (this.#forever || gone.signal.aborted) return;
+      for (const signal of this.#signals) if (!signal.aborted) return;
+      this.close();
+      this.#onGone();
+      gone.abort(ABANDONED);
+    };
+    this.#check = check;
+    for (const signal of this.#signals) signal.addEventListener('abort', check);
+    check();
+    return gone.signal;
+  };
+
+  /** Whether every waiter has ended and the read's waiting call was dropped. */
+  get ended(): boolean {
+    return this.#gone?.signal.aborted === true;
+  }
+
+  /** Stops listening to the waiters (the read has settled, or one waiter never ends). */
+  close(): void {
+    const check = this.#check;
+    if (!check) return;
+    this.#check = undefined;
+    for (const signal of this.#signals) signal.removeEventListener('abort', check);
+  }
+}
+
+interface Flight {
+  promise: Promise<unknown>;
+  waiters: Waiters;
+}
+
 /**
  * Single flight: concurrent calls for one key share one run of the work. The entry is removed
  * once the work has settled and the current turn of the event loop is over, so a failure is never
  * remembered, and a caller whose cache read missed just before the work stored its record (its
- * read resumes within the same turn) still joins this run instead of starting another.
+ * read resumes within the same turn) still joins this run instead of starting another. It is
+ * removed at once when every request waiting for it has ended and its call is dropped, so that a
+ * request arriving then starts a read of its own.
  */
 class SingleFlight {
-  readonly #inFlight = new Map<string, Promise<unknown>>();
+  readonly #inFlight = new Map<string, Flight>();
 
-  run<T>(key: string, work: () => Promise<T>): Promise<T> {
+  run<T>(
+    key: string,
+    signal: AbortSignal | undefined,
+    work: (abandoned: () => AbortSignal) => Promise<T>,
+  ): Promise<T> {
     const existing = this.#inFlight.get(key);
-    if (existing) return existing as Promise<T>;
-    const promise = work();
-    this.#inFlight.set(key, promise);
+    if (existing) {
+      existing.waiters.join(signal);
+      return existing.promise as Promise<T>;
+    }
+    const waiters: Waiters = new Waiters(signal, () => {
+      if (this.#inFlight.get(key)?.waiters === waiters) this.#inFlight.delete(key);
+    });
+    const flight: Flight = { promise: work(waiters.abandoned), waiters };
+    // Dropped at once (its one request had already ended): nothing to join.
+    if (!waiters.ended) this.#inFlight.set(key, flight);
     const release = () => {
+      waiters.close();
       setImmediate(() => {
-        if (this.#inFlight.get(key) === promise) this.#inFlight.delete(key);
+        if (this.#inFlight.get(key) === flight) this.#inFlight.delete(key);
       });
     };
-    promise.then(release, release);
-    return promise;
+    flight.promise.then(release, release);
+    return flight.promise as Promise<T>;
   }
+}
+
+/** A read for one request alone is abandoned when that request has ended. */
+const NEVER_ENDS = new AbortController().signal;
+function requestEnded(options: ReadOptions): () => AbortSignal {
+  return () => options.signal ?? NEVER_ENDS;
 }
 
 /** The upstream is down (as opposed to answering something wrong): stale may stand in. */
@@ -156,11 +262,12 @@ export function createSources(deps: SourceDeps): RecordSources {
     key: string,
     id: string,
     options: ReadOptions,
+    abandoned: (() => AbortSignal) | undefined,
   ): Promise<T | null> {
     const fetch = () => kind.fetch(id);
     // Taken before the call: a read that began earlier than a stored record's never replaces it.
     const fetchedAt = Date.now();
-    const record = await (options.gate ? options.gate(kind.upstream, fetch) : fetch());
+    const record = await (options.gate ? options.gate(kind.upstream, fetch, abandoned) : fetch());
     if (policy.benchNoWrite) return record;
     // An unknown reference is kept briefly: it may become known a moment later.
     const { ttl, keep } =
@@ -178,8 +285,9 @@ export function createSources(deps: SourceDeps): RecordSources {
     id: string,
     expired: CachedEntry<T | null> | undefined,
     options: ReadOptions,
+    abandoned: () => AbortSignal,
   ): Promise<Outcome<T>> {
-    const work = () => fetchAndStore(kind, key, id, options);
+    const work = () => fetchAndStore(kind, key, id, options, abandoned);
     let kept = expired;
     try {
       // The in-process store: a request that stored this key after our miss did so within this
@@ -205,17 +313,27 @@ export function createSources(deps: SourceDeps): RecordSources {
   }
 
   /** Concurrent calls for `key` share one run of `work` (not in the benchmark's bare runs). */
-  const shared = <R>(key: string, work: () => Promise<R>): Promise<R> =>
-    policy.benchNoSingleFlight ? work() : flights.run(key, work);
+  const shared = <R>(
+    key: string,
+    options: ReadOptions,
+    work: (abandoned: () => AbortSignal) => Promise<R>,
+  ): Promise<R> =>
+    policy.benchNoSingleFlight
+      ? work(requestEnded(options))
+      : flights.run(key, options.signal, work);
 
   async function read<T>(kind: RecordKind<T>, key: string, id: string, options: ReadOptions) {
-    if (options.bypassCache) return fetchAndStore(kind, key, id, options);
+    if (options.bypassCache) {
+      return fetchAndStore(kind, key, id, options, options.signal && requestEnded(options));
+    }
     const cached = await cache.get<T | null>(kind.name, key);
     if (cached && cached.freshUntil > Date.now()) {
       cache.report(kind.name, 'hit');
       return cached.value;
     }
-    const outcome = await shared(key, () => load(kind, key, id, cached, options));
+    const outcome = await shared(key, options, (abandoned) =>
+      load(kind, key, id, cached, options, abandoned),
+    );
     if (outcome.staleSince !== undefined) {
       cache.report(kind.name, 'stale');
       options.onStale?.(id, Math.max(0, Math.round((Date.now() - outcome.staleSince) / 1000)));

@@ -1,7 +1,8 @@
 /**
  * Exact amounts of money (the `Money` type). The payment service's amounts are read from the
- * JSON text itself and kept as decimal text; every computation below is on BigInt, never on a
- * binary float, so 0.1 + 0.2-style values and amounts beyond 2^53 come out as they were sent.
+ * JSON text itself and kept as decimal text; every computation of an amount below is on BigInt,
+ * never on a binary float, so 0.1 + 0.2-style values and amounts beyond 2^53 come out as they
+ * were sent (only the Float fields' doubles are made from them, each rounded once).
  */
 import currencyCodes from 'currency-codes';
 
@@ -44,11 +45,16 @@ export function minorUnitsOf(currency: string): number {
   return MINOR_UNITS.get(currency) ?? DEFAULT_MINOR_UNITS;
 }
 
-const TEN = 10n;
+/** 10^0 … 10^40: the powers amounts use, made once (each power of a BigInt is a new object). */
+const POWERS = Array.from({ length: 41 }, (_, exponent) => 10n ** BigInt(exponent));
 
 function pow10(exponent: number): bigint {
-  return TEN ** BigInt(exponent);
+  return POWERS[exponent] ?? 10n ** BigInt(exponent);
 }
+
+/** 10^0 … 10^22 as doubles: every one of them exact. */
+const DOUBLE_POWERS = Array.from({ length: 23 }, (_, exponent) => 10 ** exponent);
+const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** Where the run of ASCII digits starting at `start` ends. */
 function digitsEnd(text: string, start: number): number {
@@ -108,18 +114,28 @@ export function parseDecimal(text: string): Decimal | undefined {
  * → `1500`). Zero has no sign.
  */
 export function formatDecimal({ unscaled, scale }: Decimal, minDigits: number): string {
-  let digits = unscaled;
+  // On the digits as text: one conversion, where dividing the BigInt by ten made a new one for
+  // each zero dropped.
+  const negative = unscaled < 0n;
+  let digits = (negative ? -unscaled : unscaled).toString();
   let places = scale;
-  while (places > minDigits && digits % TEN === 0n) {
-    digits /= TEN;
-    places -= 1;
+  if (places > minDigits) {
+    let end = digits.length;
+    while (places > minDigits && end > 0 && digits.charCodeAt(end - 1) === 0x30 /* 0 */) {
+      end -= 1;
+      places -= 1;
+    }
+    if (end === 0) {
+      // Zero: no digit left to drop, and as few places as allowed.
+      digits = '0';
+      places = minDigits;
+    } else digits = digits.slice(0, end);
   }
   if (places < minDigits) {
-    digits *= pow10(minDigits - places);
+    digits = unscaled === 0n ? digits : digits + '0'.repeat(minDigits - places);
     places = minDigits;
   }
-  const negative = digits < 0n;
-  const text = (negative ? -digits : digits).toString().padStart(places + 1, '0');
+  const text = digits.padStart(places + 1, '0');
   const whole = text.slice(0, text.length - places);
   const body = places === 0 ? whole : `${whole}.${text.slice(text.length - places)}`;
   return negative ? `-${body}` : body;
@@ -130,7 +146,8 @@ export function formatDecimal({ unscaled, scale }: Decimal, minDigits: number): 
  * number of 10^-places (1500.505 to 2 places → 150051n).
  */
 export function roundToPlaces({ unscaled, scale }: Decimal, places: number): bigint {
-  if (scale <= places) return unscaled * pow10(places - scale);
+  if (scale === places) return unscaled;
+  if (scale < places) return unscaled * pow10(places - scale);
   const divisor = pow10(scale - places);
   const magnitude = unscaled < 0n ? -unscaled : unscaled;
   let quotient = magnitude / divisor;
@@ -154,9 +171,14 @@ export function toMoney(amount: Decimal, currency: string): Money {
  * NGN is 1.01, where `Math.round(1.005 * 100) / 100` gives 1; KWD keeps 10.125).
  */
 export function toRoundedNumber(amount: Decimal, minorUnits: number): number {
-  // The whole number of minor units with its exponent: the same rational as the decimal written
-  // out, so Number reads the same double from it, without writing the decimal out first.
-  const rounded = Number(`${roundToPlaces(amount, minorUnits)}e-${minorUnits}`);
+  const minor = roundToPlaces(amount, minorUnits);
+  const scale = DOUBLE_POWERS[minorUnits];
+  // Both exact as doubles: their quotient, rounded once as every IEEE division is, is the double
+  // nearest to the rational, the one Number reads from its text below.
+  const exact = scale !== undefined && minor <= MAX_EXACT && minor >= -MAX_EXACT;
+  // Otherwise the whole number of minor units with its exponent: the same rational as the
+  // decimal written out, so Number reads the same double from it, without writing it out first.
+  const rounded = exact ? Number(minor) / scale : Number(`${minor}e-${minorUnits}`);
   // -0 is a JSON 0, but keeps `Object.is` comparisons honest.
   return rounded === 0 ? 0 : rounded;
 }

@@ -5,15 +5,25 @@
  * beyond which they are refused at once) before they may take a slot of the shared bulkhead.
  * So one caller's request of a hundred references cannot fill the slots and queue that every
  * other caller's calls need. A caller's entry is dropped as soon as it is idle.
+ *
+ * A waiting call whose requests have all ended (their clients gone) leaves the queue at once and
+ * is never made: it neither reaches the upstream nor holds a place that a live request needs. A
+ * call already in flight runs to its end (its answer still fills the cache).
  */
 import { type UpstreamName, UpstreamUnavailableError } from '../errors.ts';
 
 /** The classes of callers, as for rate limits: tokens without scopes, and with. */
 export type CallerKind = 'endUser' | 'service';
 
+/** A call waiting for a slot; `start` hands it the slot. */
+interface Waiting {
+  start: () => void;
+}
+
 interface CallerState {
   active: number;
-  waiting: Array<() => void>;
+  /** In arrival order; a call abandoned while waiting is deleted from anywhere in it. */
+  waiting: Set<Waiting>;
 }
 
 export class CallerShare {
@@ -31,32 +41,57 @@ export class CallerShare {
     return this.#callers.size;
   }
 
-  /** Runs `work` within the share of `caller` (of class `kind`) of the `upstream`'s concurrency. */
+  /**
+   * Runs `work` within the share of `caller` (of class `kind`) of the `upstream`'s concurrency.
+   * `abandoned` is asked only when the call has to wait: once its signal aborts, the call leaves
+   * the queue and rejects with the signal's reason, `work` never run.
+   */
   run<T>(
     caller: string,
     kind: CallerKind,
     upstream: UpstreamName,
     work: () => Promise<T>,
+    abandoned?: () => AbortSignal,
   ): Promise<T> {
     let state = this.#callers.get(caller);
     if (!state) {
-      state = { active: 0, waiting: [] };
+      state = { active: 0, waiting: new Set() };
       this.#callers.set(caller, state);
     }
     if (state.active < this.#limits[kind]) {
       state.active += 1;
       return this.#holding(caller, state, work);
     }
-    if (state.waiting.length >= this.#maxQueued) {
+    if (state.waiting.size >= this.#maxQueued) {
       return Promise.reject(
         new UpstreamUnavailableError(upstream, 'too many calls in flight for this caller'),
       );
     }
     // The slot is handed over by the call that ends (active is not decremented then).
     const queued = state;
-    return new Promise<void>((resolve) => queued.waiting.push(resolve)).then(() =>
-      this.#holding(caller, queued, work),
-    );
+    return new Promise<void>((resolve, reject) => {
+      const signal = abandoned?.();
+      if (!signal) {
+        queued.waiting.add({ start: resolve });
+        return;
+      }
+      if (signal.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      const leave = () => {
+        queued.waiting.delete(entry);
+        reject(signal.reason);
+      };
+      const entry: Waiting = {
+        start: () => {
+          signal.removeEventListener('abort', leave);
+          resolve();
+        },
+      };
+      signal.addEventListener('abort', leave, { once: true });
+      queued.waiting.add(entry);
+    }).then(() => this.#holding(caller, queued, work));
   }
 
   /** Runs `work` in a slot already taken, and passes the slot on (or frees it) when it settles. */
@@ -68,9 +103,11 @@ export class CallerShare {
       running = Promise.reject(error);
     }
     const release = () => {
-      const next = state.waiting.shift();
-      if (next) next();
-      else {
+      if (state.waiting.size > 0) {
+        const next = state.waiting.values().next().value as Waiting;
+        state.waiting.delete(next);
+        next.start();
+      } else {
         state.active -= 1;
         if (state.active === 0) this.#callers.delete(caller);
       }

@@ -21,6 +21,8 @@ export interface FixtureAnswer {
   body?: unknown;
   /** Wait this long before answering. */
   delayMs?: number;
+  /** Answer once this settles (and `delayMs` has passed). */
+  until?: Promise<unknown>;
   /** Destroy the connection instead of answering. */
   reset?: boolean;
 }
@@ -68,14 +70,24 @@ export async function startFixture(handler: FixtureHandler): Promise<Fixture> {
         });
         res.end(body);
       };
-      if (answer.delayMs) {
+      const delayed = (): void => {
+        if (!answer.delayMs) {
+          respond();
+          return;
+        }
         const timer = setTimeout(() => {
           timers.delete(timer);
           respond();
         }, answer.delayMs);
         timers.add(timer);
+      };
+      if (answer.until) {
+        // After close, the connection is gone: nothing to answer.
+        answer.until.then(() => {
+          if (!res.destroyed) delayed();
+        });
       } else {
-        respond();
+        delayed();
       }
     });
   });

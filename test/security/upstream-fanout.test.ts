@@ -1,12 +1,15 @@
 /**
  * One caller must not make the gateway hammer the upstream or starve other callers: at most
  * MAX_RECORDS_PER_REQUEST distinct records per request whatever the aliases, a bounded share of
- * upstream concurrency per caller, and a brief memory of unknown references.
+ * upstream concurrency per caller, calls of requests whose clients have gone never made, and a
+ * brief memory of unknown references.
  */
+import { request as httpRequest } from 'node:http';
 import { expect, it } from 'vitest';
+import { until } from '../helpers/eventually.ts';
 import { transactionBody } from '../helpers/fixture.ts';
 import { byRef, setup } from '../helpers/fixture-gateway.ts';
-import { codesOf, gql } from '../helpers/gateway.ts';
+import { codesOf, gql, type TestGateway } from '../helpers/gateway.ts';
 
 const fanOut = (prefix: string) =>
   `{ ${Array.from(
@@ -56,6 +59,86 @@ it("three such requests at once leave another caller's query served, and keep ea
   // The greedy caller's 300 calls ran at most 8 at a time; the victim's took its own slot.
   expect(most).toBeLessThanOrEqual(9);
   expect(payment.requests.length).toBe(301);
+});
+
+/** `a`…: aliases of `transactions`, each of 20 references `NT-<prefix><alias>X<n>`. */
+const records = (prefix: string, aliases: number) =>
+  `{ ${Array.from(
+    { length: aliases },
+    (_, a) =>
+      `t${a}: transactions(txRefs: [${Array.from({ length: 20 }, (_, r) => `"NT-${prefix}${a}X${r}"`).join(', ')}]) { txRef }`,
+  ).join(' ')} }`;
+
+/**
+ * Posts `query` on a connection of its own; `sent` resolves once the request has been written,
+ * and `leave` closes the connection (before any answer).
+ */
+function leaving(
+  gateway: TestGateway,
+  query: string,
+  token: string,
+): { sent: Promise<void>; leave: () => void } {
+  const request = httpRequest(`${gateway.url}/graphql`, {
+    method: 'POST',
+    agent: false,
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/graphql-response+json',
+      authorization: `Bearer ${token}`,
+    },
+  });
+  request.on('error', () => {});
+  const sent = new Promise<void>((resolve) => request.end(JSON.stringify({ query }), resolve));
+  return { sent, leave: () => request.destroy() };
+}
+
+it("calls waiting for requests whose clients have gone are never made, and leave the caller's queue to its next requests", async () => {
+  let release = () => {};
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const logLines: string[] = [];
+  const { payment, gateway, token } = await setup(
+    (request) => {
+      const txRef = request.path.split('/').pop();
+      return {
+        body: transactionBody({ paymentRef: txRef }),
+        // The calls of the requests that leave stay in flight until the test releases them.
+        ...(txRef?.startsWith('NT-GONE') && { until: held }),
+      };
+    },
+    {
+      env: {
+        SERVICE_UPSTREAM_MAX_CONCURRENT_PER_CALLER: '2',
+        UPSTREAM_MAX_QUEUED_PER_CALLER: '38',
+        // Held calls must not time out (and be retried) on a busy machine.
+        UPSTREAM_TIMEOUT_MS: '30000',
+      },
+      logLines,
+    },
+  );
+  const requestLines = () => logLines.filter((line) => line.includes('"graphql request"')).length;
+  // 40 records: 2 calls in flight, 38 in the caller's queue, which is then full.
+  const first = leaving(gateway, records('GONE', 2), token);
+  await until(() => payment.requests.length === 2, 5000);
+  // Another request for the same records waits for the same calls (single flight).
+  const second = leaving(gateway, records('GONE', 2), token);
+  await second.sent;
+  first.leave();
+  second.leave();
+  // Each request's line is written when its connection closes, as its signal aborts.
+  await until(() => requestLines() === 2, 5000);
+
+  const next = gql(gateway, records('NEXT', 1), {}, token);
+  release();
+  const response = await next;
+  expect(response.errors).toBeUndefined();
+  expect((response.data as { t0: unknown[] }).t0).toHaveLength(20);
+  // The two calls in flight were made; the 38 that waited were not.
+  const asked = payment.requests.map((request) => request.path.split('/').pop() ?? '');
+  expect(asked.filter((txRef) => txRef.startsWith('NT-GONE'))).toHaveLength(2);
+  expect(asked.filter((txRef) => txRef.startsWith('NT-NEXT'))).toHaveLength(20);
+  expect(asked).toHaveLength(22);
 });
 
 it('remembers an unknown reference briefly; verifyTransaction still asks', async () => {

@@ -3,8 +3,9 @@
  * `Date` is faked: the upstream is a real HTTP server on loopback, its timers real), with no
  * sleep: what a cached read serves and when it asks again, that a read bypassing the cache asks
  * the service and its answer is what later reads serve, that an older read finishing last does
- * not overwrite a newer one, and that two processes over one shared state missing one record
- * together make one upstream call.
+ * not overwrite a newer one, that two processes over one shared state missing one record
+ * together make one upstream call, and that a call waiting in the caller's share is made only
+ * while a request still waits for it.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LeaseFlightLock } from '../../src/cache/flight.ts';
@@ -12,6 +13,7 @@ import { createSources, type RecordSources } from '../../src/cache/sources.ts';
 import { RecordCache } from '../../src/cache/store.ts';
 import { loadConfig } from '../../src/config.ts';
 import { memoryState, type SharedState } from '../../src/state/index.ts';
+import { CallerShare } from '../../src/upstream/caller-share.ts';
 import { KycClient, PaymentClient } from '../../src/upstream/clients.ts';
 import { type Fixture, startFixture, transactionBody } from '../helpers/fixture.ts';
 
@@ -161,6 +163,79 @@ describe('record sources over the memory state', () => {
       expect(calls()).toBe(1);
       expect(await read.transaction(TX, { bypassCache: true })).toBeNull();
       expect(calls()).toBe(2);
+    } finally {
+      payment.setHandler(() => ({
+        body: transactionBody({ txStatus: status }, `PAYMENT_${status}`),
+        delayMs: delays.shift() ?? 0,
+      }));
+    }
+  });
+
+  it('a waiting call is dropped once every request waiting for it has ended; one in flight is made and stored', async () => {
+    const read = sources(memoryState());
+    // One call at a time for the caller; the first one is held by the service until released.
+    const share = new CallerShare({ endUser: 1, service: 1 }, 10);
+    const gate = <T>(
+      upstream: 'payment' | 'kyc',
+      work: () => Promise<T>,
+      abandoned?: () => AbortSignal,
+    ) => share.run('caller', 'service', upstream, work, abandoned);
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let arrived = () => {};
+    const first = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    payment.setHandler((request) => {
+      arrived();
+      return {
+        body: transactionBody({ paymentRef: request.path.split('/').pop() }),
+        ...(request.path.endsWith('NT-HELD1') && { until: held }),
+      };
+    });
+    try {
+      const x = new AbortController();
+      const y = new AbortController();
+      const z = new AbortController();
+      const inFlight = read.transaction('NT-HELD1', { gate, signal: x.signal });
+      await first;
+      // Queued behind it: one record X and Y wait for, one X and Z wait for (single flight).
+      const sharedByXY = [
+        read.transaction('NT-SHARED1', { gate, signal: x.signal }),
+        read.transaction('NT-SHARED1', { gate, signal: y.signal }),
+      ];
+      const sharedByXZ = [
+        read.transaction('NT-GONE1', { gate, signal: x.signal }),
+        read.transaction('NT-GONE1', { gate, signal: z.signal }),
+      ];
+      // Each read has looked at the cache and joined its flight.
+      await turn();
+      x.abort();
+      z.abort();
+      for (const gone of await Promise.allSettled(sharedByXZ)) {
+        expect(gone.status === 'rejected' && gone.reason).toBeInstanceOf(DOMException);
+      }
+      // A request arriving now starts a read of its own instead of joining the dropped one.
+      const later = read.transaction('NT-GONE1', { gate, signal: new AbortController().signal });
+      release();
+      expect((await inFlight)?.txRef).toBe('NT-HELD1');
+      expect((await Promise.all(sharedByXY)).map((record) => record?.txRef)).toEqual([
+        'NT-SHARED1',
+        'NT-SHARED1',
+      ]);
+      expect((await later)?.txRef).toBe('NT-GONE1');
+      expect(payment.requests.map((request) => request.path.split('/').pop())).toEqual([
+        'NT-HELD1',
+        'NT-SHARED1',
+        'NT-GONE1',
+      ]);
+      // The call in flight when its request ended was stored.
+      await turn();
+      expect((await read.transaction('NT-HELD1'))?.txRef).toBe('NT-HELD1');
+      expect(calls()).toBe(3);
+      expect(share.callers).toBe(0);
     } finally {
       payment.setHandler(() => ({
         body: transactionBody({ txStatus: status }, `PAYMENT_${status}`),
