@@ -12,7 +12,11 @@
 import { parseArgs } from 'node:util';
 import { businessNamespace } from '../src/app.ts';
 import { BUSINESS_ID } from '../src/businesses/accounts.ts';
-import { CLAIMS_LEGACY_LEDGER, CLAIMS_NAMESPACE } from '../src/payments/claims.ts';
+import {
+  CLAIMS_LEGACY_LEDGER,
+  CLAIMS_NAMESPACE,
+  CLAIMS_SINGLE_BUSINESS_LEDGER,
+} from '../src/payments/claims.ts';
 import { readSetting } from '../src/settings.ts';
 import { RedisLedger } from '../src/state/claims.ts';
 import { RedisConnection } from '../src/state/redis.ts';
@@ -78,7 +82,11 @@ async function main(argv: string[]): Promise<number> {
     const ledger =
       business === undefined
         ? new RedisLedger(connection, CLAIMS_NAMESPACE, CLAIMS_LEGACY_LEDGER)
-        : new RedisLedger(connection, [businessNamespace(business), ...CLAIMS_NAMESPACE]);
+        : new RedisLedger(
+            connection,
+            [businessNamespace(business), ...CLAIMS_NAMESPACE],
+            CLAIMS_SINGLE_BUSINESS_LEDGER,
+          );
     const marker = await ledger.marker();
     const whose = business === undefined ? '' : ` of business ${business}`;
     console.log(`claims ledger${whose}: ${describe(marker)}`);

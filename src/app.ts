@@ -33,6 +33,7 @@ import type { Tracing } from './observability/tracing.ts';
 import {
   CLAIMS_LEGACY_LEDGER,
   CLAIMS_NAMESPACE,
+  CLAIMS_SINGLE_BUSINESS_LEDGER,
   type ClaimStore,
   MemoryClaimStore,
   RedisClaimStore,
@@ -200,7 +201,7 @@ function claimStores(
       const store = new RedisClaimStore(
         namespace === undefined
           ? new RedisLedger(redis, CLAIMS_NAMESPACE, CLAIMS_LEGACY_LEDGER)
-          : new RedisLedger(redis, [namespace, ...CLAIMS_NAMESPACE]),
+          : new RedisLedger(redis, [namespace, ...CLAIMS_NAMESPACE], CLAIMS_SINGLE_BUSINESS_LEDGER),
         retentionMs,
         encryption && new Sealer(encryption),
         () => logger.error({ business }, LEDGER_LOST_LINE),

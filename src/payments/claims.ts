@@ -152,6 +152,14 @@ export const CLAIMS_NAMESPACE = ['{confirm:v2}'] as const;
  */
 export const CLAIMS_LEGACY_LEDGER = ['confirm', 'v1', 'ledger'] as const;
 
+/**
+ * The one business's ledger (`<prefix>:{confirm:v2}:ledger`), as each business of a businesses
+ * file sees it: the claims made before the gateway served a file are under the one business's
+ * keys, which no business's namespace holds. While that ledger stands, a business's missing ledger
+ * reads as lost (nothing confirmed until an operator acknowledges that business), not as new.
+ */
+export const CLAIMS_SINGLE_BUSINESS_LEDGER = [...CLAIMS_NAMESPACE, 'ledger'] as const;
+
 /** Claims in Redis (`CACHE_URL`), shared by every replica, through the state's ledger. */
 export class RedisClaimStore implements ClaimStore {
   readonly #ledger: RedisLedger;

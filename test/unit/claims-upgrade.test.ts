@@ -5,9 +5,11 @@
  * also deletes the old ledger. On a real redis-server.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { businessNamespace } from '../../src/app.ts';
 import {
   CLAIMS_LEGACY_LEDGER,
   CLAIMS_NAMESPACE,
+  CLAIMS_SINGLE_BUSINESS_LEDGER,
   ClaimsUnverifiedError,
   RedisClaimStore,
 } from '../../src/payments/claims.ts';
@@ -32,6 +34,13 @@ beforeAll(async () => {
 
 /** The claims' ledger as the gateway builds it. */
 const ledger = () => new RedisLedger(connection, CLAIMS_NAMESPACE, CLAIMS_LEGACY_LEDGER);
+/** A business's ledger, with a businesses file, as the gateway builds it. */
+const businessLedger = (id: string) =>
+  new RedisLedger(
+    connection,
+    [businessNamespace(id), ...CLAIMS_NAMESPACE],
+    CLAIMS_SINGLE_BUSINESS_LEDGER,
+  );
 
 afterAll(async () => {
   await connection?.close();
@@ -70,5 +79,32 @@ describe.skipIf(skip)('claims after the key layout changed', () => {
     const store = new RedisClaimStore(ledger(), DAY_MS);
     expect((await store.inspect()).ledger).toBe('new');
     expect(await store.claim('NT-UPGRADE2', 'order-1')).toBe(true);
+  });
+
+  it('moving from one business to a file: each business confirms nothing until acknowledged', async () => {
+    await redis.command(['FLUSHALL']);
+    // The one business claimed a payment before the gateway was given a file.
+    const single = new RedisClaimStore(ledger(), DAY_MS);
+    expect(await single.claim('NT-MOVED1', 'order-1')).toBe(true);
+    const shopA = new RedisClaimStore(businessLedger('shop-a'), DAY_MS);
+    const shopB = new RedisClaimStore(businessLedger('shop-b'), DAY_MS);
+    expect((await shopA.inspect()).ledger).toBe('lost');
+    expect((await shopB.inspect()).ledger).toBe('lost');
+    // The claim above is not under either namespace: confirming it again must not succeed.
+    await expect(shopA.claim('NT-MOVED1', 'order-2')).rejects.toBeInstanceOf(ClaimsUnverifiedError);
+    await businessLedger('shop-a').acknowledge();
+    expect(await shopA.claim('NT-MOVED1', 'order-1')).toBe(true);
+    // Acknowledging one business acknowledges no other.
+    await expect(shopB.claim('NT-MOVED2', 'order-1')).rejects.toBeInstanceOf(ClaimsUnverifiedError);
+    await businessLedger('shop-b').acknowledge();
+    expect(await shopB.claim('NT-MOVED2', 'order-1')).toBe(true);
+  });
+
+  it('a file on a Redis the one business never used: each business starts a new ledger', async () => {
+    await redis.command(['FLUSHALL']);
+    const store = new RedisClaimStore(businessLedger('shop-c'), DAY_MS);
+    expect((await store.inspect()).ledger).toBe('new');
+    expect(businessLedger('shop-c').ledgerName()).toBe('up:biz:shop-c:{confirm:v2}:ledger');
+    expect(await store.claim('NT-FRESH1', 'order-1')).toBe(true);
   });
 });
