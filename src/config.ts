@@ -188,6 +188,11 @@ export interface GatewayConfig {
   businesses?: { file: string; accounts: BusinessAccount[] };
   /** Sandbox mode: how many demo businesses the simulators serve (`SANDBOX_BUSINESSES`). */
   sandboxBusinesses: number;
+  /**
+   * With several businesses (a file, or the sandbox's demo ones): the claim naming a token's
+   * business (`AUTH_BUSINESS_CLAIM`), also when main.ts makes the sandbox's secret.
+   */
+  businessClaim?: string;
   /** IANA zone in which upstream times (which carry no zone) are read. */
   upstreamTimeZone: string;
   upstream: UpstreamPolicyConfig;
@@ -531,6 +536,7 @@ export function loadConfig(env: Env): GatewayConfig {
     sandboxCredentials: credentials,
     ...(businesses && { businesses }),
     sandboxBusinesses,
+    ...(businessClaim !== undefined && { businessClaim }),
     upstreamTimeZone: readSetting(env, 'UPSTREAM_TIME_ZONE'),
     upstream: {
       timeoutMs: readSetting(env, 'UPSTREAM_TIMEOUT_MS'),

@@ -19,7 +19,7 @@ import {
 import { createLogger, type Logger } from './observability/logger.ts';
 import { startTracing } from './observability/tracing.ts';
 import type { Gateway } from './server.ts';
-import { closeToSettings, readSetting } from './settings.ts';
+import { closeToSettings } from './settings.ts';
 import { shutDown } from './shutdown.ts';
 
 // V8's allocation-site pretenuring watches which allocation sites make objects that outlive a
@@ -112,11 +112,6 @@ async function loadSandbox(): Promise<SandboxModule> {
 /** Ids of the sandbox's demo businesses. */
 function demoBusinessId(index: number): string {
   return index === 0 ? 'demo' : `demo-${index + 1}`;
-}
-
-/** `AUTH_BUSINESS_CLAIM`, for the tokens sandbox mode signs. */
-function readBusinessClaim(): string {
-  return readSetting(process.env, 'AUTH_BUSINESS_CLAIM');
 }
 
 /** Reads the businesses file again and serves what it says (said in the log, never a value). */
@@ -216,17 +211,15 @@ async function main(): Promise<void> {
   } else {
     // Sandbox mode without auth settings: a secret for this run only, and a ready token.
     const jwtSecret = randomBytes(32).toString('base64url');
-    auth = {
-      mode: 'jwt',
-      jwtSecret,
-      ...(firstBusiness && { businessClaim: readBusinessClaim() }),
-    };
+    const { businessClaim } = config;
+    auth = { mode: 'jwt', jwtSecret, ...(businessClaim !== undefined && { businessClaim }) };
     devToken = await signToken(jwtSecret, {
       sub: 'sandbox-developer',
       scope: ALL_SCOPES.join(' '),
-      ...(firstBusiness && {
-        business: { claim: readBusinessClaim(), id: firstBusiness.id },
-      }),
+      ...(firstBusiness &&
+        businessClaim !== undefined && {
+          business: { claim: businessClaim, id: firstBusiness.id },
+        }),
     });
   }
   const logger: Logger = createLogger(config.log);
