@@ -51,6 +51,16 @@ const RATE_LIMIT_NEVER_REACHED = {
   SERVICE_RATE_LIMIT_BURST: '1000000',
 };
 
+/**
+ * A second process of the bare pipeline, measured against the first like every feature: what
+ * its share shows is the run's noise, not a cost.
+ */
+export const NOISE_FLOOR: Feature = {
+  name: 'nothing (a second bare process: the noise floor)',
+  env: {},
+  token: false,
+};
+
 export const FEATURES: Feature[] = [
   { name: 'token check (HS256, verified-token cache)', env: { AUTH_DISABLED: '' }, token: true },
   { name: 'rate limit (per caller, never reached)', env: RATE_LIMIT_NEVER_REACHED, token: false },
@@ -132,6 +142,23 @@ export function cpuShare(pairs: PairResult[]): number {
         : [],
     ),
   );
+}
+
+/**
+ * The middle half of the rounds' CPU shares (first to third quartile): how far apart the
+ * rounds of one feature fell.
+ */
+export function cpuSpread(pairs: PairResult[]): [number, number] {
+  const shares = pairs
+    .flatMap((p) =>
+      p.bareCpuUs !== undefined && p.featureCpuUs !== undefined && p.featureCpuUs > 0
+        ? [1 - p.bareCpuUs / p.featureCpuUs]
+        : [],
+    )
+    .sort((a, b) => a - b);
+  if (shares.length === 0) return [Number.NaN, Number.NaN];
+  const at = (q: number) => shares[Math.min(shares.length - 1, Math.floor(q * shares.length))];
+  return [at(0.25) ?? Number.NaN, at(0.75) ?? Number.NaN];
 }
 
 function median(values: number[]): number {

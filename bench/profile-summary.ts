@@ -36,6 +36,8 @@ export interface Row {
 
 export interface Summary {
   totalMs: number;
+  /** Time before the first request was served (module loading, building), left out. */
+  startupMs: number;
   /** Time the process was idle (waiting in epoll). */
   idleMs: number;
   self: Row[];
@@ -81,7 +83,15 @@ function packageOf(frame: CallFrame): string {
   return url;
 }
 
-export function summarise(file: string, top = 20): Summary {
+/** A frame of the gateway's request path: its HTTP server (`src/server.ts`). */
+const SERVING = (frame: CallFrame): boolean => frame.url.endsWith('/src/server.ts');
+
+/**
+ * Summarises a profile from its first sample in the request path on (a frame for which
+ * `serving` holds): the process's start (module loading, building the schema) is left out, so
+ * the shares are of the time spent serving. A profile with no such frame is summarised whole.
+ */
+export function summarise(file: string, top = 20, serving = SERVING): Summary {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   const byId = new Map<number, ProfileNode>();
   const parent = new Map<number, number>();
@@ -89,13 +99,25 @@ export function summarise(file: string, top = 20): Summary {
     byId.set(node.id, node);
     for (const child of node.children ?? []) parent.set(child, node.id);
   }
+  const inRequestPath = (id: number): boolean => {
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const frame = byId.get(at)?.callFrame;
+      if (frame && serving(frame)) return true;
+    }
+    return false;
+  };
+  const first = profile.samples.findIndex(inRequestPath);
+  const from = first === -1 ? 0 : first;
+  let startupUs = 0;
+  for (let i = 0; i < from; i++) startupUs += profile.timeDeltas[i] ?? 0;
   const selfByNode = new Map<number, number>();
   let totalUs = 0;
-  profile.samples.forEach((id, i) => {
+  for (let i = from; i < profile.samples.length; i++) {
+    const id = profile.samples[i] as number;
     const delta = profile.timeDeltas[i] ?? 0;
     totalUs += delta;
     selfByNode.set(id, (selfByNode.get(id) ?? 0) + delta);
-  });
+  }
 
   const key = (frame: CallFrame) => `${frame.functionName || '(anonymous)'}\u0000${where(frame)}`;
   const self = new Map<string, number>();
@@ -133,6 +155,7 @@ export function summarise(file: string, top = 20): Summary {
     !['(root)', '(idle)', '(program)', '(garbage collector)'].includes(row.name);
   return {
     totalMs: totalUs / 1000,
+    startupMs: startupUs / 1000,
     idleMs: idleUs / 1000,
     self: rows(self, busyUs)
       .filter((row) => row.name !== '(idle)')
@@ -152,7 +175,7 @@ export function renderSummary(title: string, summary: Summary): string {
   const lines = [
     `### ${title}`,
     '',
-    `Sampled ${(summary.totalMs / 1000).toFixed(1)} s, of which idle ${(summary.idleMs / 1000).toFixed(1)} s; shares below are of the busy time.`,
+    `Sampled ${(summary.totalMs / 1000).toFixed(1)} s from the first request on (the ${(summary.startupMs / 1000).toFixed(1)} s before it, the process's start, left out), of which idle ${(summary.idleMs / 1000).toFixed(1)} s; shares below are of the busy time.`,
     '',
     '| # | Self time | Share | Function | Where |',
     '| -: | -: | -: | --- | --- |',

@@ -53,8 +53,10 @@ import { businessesEnv, headersInTurn } from './businesses.ts';
 import {
   BARE_ENV,
   cpuShare,
+  cpuSpread,
   FEATURES,
   type Feature,
+  NOISE_FLOOR,
   NOT_SWITCHABLE,
   type PairResult,
   share,
@@ -142,12 +144,13 @@ const BUSINESS_COUNTS = argv.businesses?.split(',').map((raw) => {
 });
 /** Rounds of the `--businesses` mode (each measures every count once, in rotating order). */
 const BUSINESS_ROUNDS = setting(undefined, 'BENCH_BUSINESS_ROUNDS', 3);
-const DURATION_S = setting(argv.duration, 'BENCH_DURATION_S', FEATURE_MODE ? 4 : 6);
-// The features mode starts a new process for every run of a pair: a 1 s warm-up left the second
+// The features mode measures short cells in many alternating rounds (see `features`).
+const DURATION_S = setting(argv.duration, 'BENCH_DURATION_S', FEATURE_MODE ? 2 : 6);
+// The features mode starts a new process for each feature: a 1 s warm-up left the second
 // process of each pair measurably faster than the first (an order effect), hence 3 s there.
 const WARMUP_S = setting(argv.warmup, 'BENCH_WARMUP_S', FEATURE_MODE ? 3 : 2);
-/** Alternating pairs per feature and scenario in the features mode. */
-const PAIRS = setting(undefined, 'BENCH_FEATURE_PAIRS', 3);
+/** Alternating rounds (a cell of each process) per feature and scenario in the features mode. */
+const PAIRS = setting(undefined, 'BENCH_FEATURE_PAIRS', 8);
 /** The features measured: those whose name holds one of these words (all when unset). */
 const FEATURE_WORDS = (process.env.BENCH_FEATURE_NAMES ?? '')
   .split(',')
@@ -300,10 +303,11 @@ async function measure(
   body: GraphQLBody | (() => GraphQLBody),
   headers: Headers,
   connections: number,
+  timing: { warmupS: number; durationS: number } = { warmupS: WARMUP_S, durationS: DURATION_S },
 ): Promise<TargetResult> {
   for (const other of idle) other.pause();
   try {
-    return await timed(target, url, stub, body, headers, connections);
+    return await timed(target, url, stub, body, headers, connections, timing);
   } finally {
     for (const other of idle) other.resume();
   }
@@ -316,10 +320,14 @@ async function timed(
   body: GraphQLBody | (() => GraphQLBody),
   given: Headers,
   connections: number,
+  { warmupS, durationS }: { warmupS: number; durationS: number } = {
+    warmupS: WARMUP_S,
+    durationS: DURATION_S,
+  },
 ): Promise<TargetResult> {
   const headers = headersOf(given);
-  if (WARMUP_S > 0) {
-    await load({ url, connections, durationS: WARMUP_S, body, ...headers });
+  if (warmupS > 0) {
+    await load({ url, connections, durationS: warmupS, body, ...headers });
   }
   await settleStub(stub.port);
   await resetStub(stub.port);
@@ -327,7 +335,7 @@ async function timed(
   const stubCpu0 = cpuSeconds(stub.pid);
   const t0 = performance.now();
   const rss = sampleRss(target.pid);
-  const result = await load({ url, connections, durationS: DURATION_S, body, ...headers });
+  const result = await load({ url, connections, durationS, body, ...headers });
   const maxRss = rss.stop();
   const elapsed = (performance.now() - t0) / 1000;
   const cpu = (cpuSeconds(target.pid) - cpu0) / elapsed;
@@ -773,26 +781,38 @@ function startFeatureGateway(stub: Started, feature: Feature | undefined): Promi
   });
 }
 
+/** Warm-up of each short cell of the features mode: the paused process's sockets and caches. */
+const FEATURE_CELL_WARMUP_S = 1;
+
 /**
  * The features mode: per scenario, the bare pipeline against the bare pipeline plus each
- * feature alone, in alternating pairs; prints each feature's share of the bare pipeline.
+ * feature alone. Both processes run side by side, the idle one paused; after one warm-up of
+ * each, they take turns in short cells (bare, feature, feature, bare, …) for PAIRS rounds, so
+ * that a drift of the machine's speed over a minute reaches both alike. A second bare process
+ * is measured against the first the same way: its share is the noise floor of the run.
  */
 async function features(stub: Started, reference: Started): Promise<void> {
   const bearer = { authorization: `Bearer ${await benchToken()}` };
   const scenarios = SCENARIOS.filter((s) => SCENARIO_IDS.includes(s.id));
-  const minutes = Math.ceil(
-    (scenarios.length * (CHOSEN_FEATURES.length * PAIRS * 2 + 1) * (WARMUP_S + DURATION_S + 2)) /
-      60,
-  );
+  const measured = [NOISE_FLOOR, ...CHOSEN_FEATURES];
+  const perFeatureS = 2 * WARMUP_S + PAIRS * 2 * (FEATURE_CELL_WARMUP_S + DURATION_S + 0.6) + 3;
+  const minutes = Math.ceil((scenarios.length * (measured.length * perFeatureS + 15)) / 60);
   console.log(
-    `bench --features: ${PAIRS} alternating pairs per feature, ${CONNECTIONS} connections, scenarios ${SCENARIO_IDS.join(', ')}; about ${minutes} minutes`,
+    `bench --features: ${PAIRS} rounds of alternating ${DURATION_S} s cells per feature (after ${WARMUP_S} s warm-up), ${CONNECTIONS} connections, scenarios ${SCENARIO_IDS.join(', ')}; about ${minutes} minutes`,
   );
+  const cell = { warmupS: FEATURE_CELL_WARMUP_S, durationS: DURATION_S };
   const results: Array<{
     id: string;
     limitRps: number;
     bareRps: number[];
     bareCpuUs: number[];
-    features: Array<{ name: string; pairs: PairResult[]; share: number; cpuShare: number }>;
+    features: Array<{
+      name: string;
+      pairs: PairResult[];
+      share: number;
+      cpuShare: number;
+      spread: [number, number];
+    }>;
   }> = [];
   for (const scenario of scenarios) {
     const tag = `F${scenario.id}`;
@@ -814,9 +834,9 @@ async function features(stub: Started, reference: Started): Promise<void> {
       limitRps: limit.rps,
       bareRps: [] as number[],
       bareCpuUs: [] as number[],
-      features: [] as Array<{ name: string; pairs: PairResult[]; share: number; cpuShare: number }>,
+      features: [] as (typeof results)[number]['features'],
     };
-    for (const feature of CHOSEN_FEATURES) {
+    for (const feature of measured) {
       const variant = await startFeatureGateway(stub, feature);
       const variantUrl = `http://127.0.0.1:${variant.port}/graphql`;
       const headers = feature.token ? bearer : {};
@@ -828,22 +848,28 @@ async function features(stub: Started, reference: Started): Promise<void> {
         scenario.check(`${tag}V`),
         headers,
       );
+      const run = (target: Started, round: number | 'warm', timing = cell) =>
+        measure(
+          target,
+          [reference, target === bare ? variant : bare],
+          target === bare ? bareUrl : variantUrl,
+          stub,
+          scenario.body(`${tag}${target.name}${round}`),
+          target === bare ? {} : headers,
+          CONNECTIONS,
+          timing,
+        );
+      // Both warmed up alike before the first round (the bare process has served the earlier
+      // features; the new one has just started).
+      await run(variant, 'warm', { warmupS: WARMUP_S, durationS: 1 });
+      await run(bare, 'warm', { warmupS: WARMUP_S, durationS: 1 });
       const pairs: PairResult[] = [];
       for (let round = 0; round < PAIRS; round++) {
-        const run = async (target: Started) =>
-          measure(
-            target,
-            [reference, target === bare ? variant : bare],
-            target === bare ? bareUrl : variantUrl,
-            stub,
-            scenario.body(`${tag}${target.name}${round}`),
-            target === bare ? {} : headers,
-            CONNECTIONS,
-          );
-        // Alternating order: bare first in even rounds, the feature first in odd ones.
-        const first = round % 2 === 0 ? bare : variant;
-        const a = await run(first);
-        const b = await run(first === bare ? variant : bare);
+        // Alternating order: the feature first in even rounds (the bare process ran last), bare
+        // first in odd ones.
+        const first = round % 2 === 0 ? variant : bare;
+        const a = await run(first, round);
+        const b = await run(first === bare ? variant : bare, round);
         const [bareResult, featureResult] = first === bare ? [a, b] : [b, a];
         for (const [name, r] of [
           [bare.name, bareResult],
@@ -868,9 +894,10 @@ async function features(stub: Started, reference: Started): Promise<void> {
       await variant.stop();
       const cost = share(pairs);
       const cpuCost = cpuShare(pairs);
-      row.features.push({ name: feature.name, pairs, share: cost, cpuShare: cpuCost });
+      const spread = cpuSpread(pairs);
+      row.features.push({ name: feature.name, pairs, share: cost, cpuShare: cpuCost, spread });
       console.log(
-        `${scenario.id} ${feature.name}: ${pairs.map((p) => `${fmt(p.bareRps, 0)} → ${fmt(p.featureRps, 0)}`).join(', ')} req/s: share ${fmt(cost * 100, 1)} %; ${pairs.map((p) => `${fmt(p.bareCpuUs ?? Number.NaN, 0)} → ${fmt(p.featureCpuUs ?? Number.NaN, 0)}`).join(', ')} µs CPU/request: share ${fmt(cpuCost * 100, 1)} %`,
+        `${scenario.id} ${feature.name}: req/s share ${fmt(cost * 100, 1)} %, CPU/request share ${fmt(cpuCost * 100, 1)} % (middle half ${fmt(spread[0] * 100, 1)} to ${fmt(spread[1] * 100, 1)} %); µs CPU/request per round, bare → feature: ${pairs.map((p) => `${fmt(p.bareCpuUs ?? Number.NaN, 0)} → ${fmt(p.featureCpuUs ?? Number.NaN, 0)}`).join(', ')}`,
       );
     }
     await bare.stop();
@@ -878,16 +905,17 @@ async function features(stub: Started, reference: Started): Promise<void> {
   }
   const ids = results.map((r) => r.id);
   const lines = [
-    `| Feature added alone to the bare pipeline | ${ids.map((id) => `${id} share (req/s) | ${id} share (CPU/request)`).join(' | ')} |`,
+    `| Feature added alone to the bare pipeline | ${ids.map((id) => `${id} share (req/s) | ${id} share (CPU/request), middle half of the rounds`).join(' | ')} |`,
     `| --- | ${ids.map(() => '-: | -:').join(' | ')} |`,
     `| bare pipeline, req/s (÷ limit) and µs CPU/request | ${results.map((r) => `${fmt(median(r.bareRps), 0)} (${fmt(median(r.bareRps) / r.limitRps)}) | ${fmt(median(r.bareCpuUs), 0)} µs`).join(' | ')} |`,
   ];
-  for (const feature of CHOSEN_FEATURES) {
+  for (const feature of measured) {
     lines.push(
       `| ${feature.name} | ${results
         .map((r) => {
           const found = r.features.find((f) => f.name === feature.name);
-          return `${fmt((found?.share ?? Number.NaN) * 100, 1)} % | ${fmt((found?.cpuShare ?? Number.NaN) * 100, 1)} %`;
+          const [low, high] = found?.spread ?? [Number.NaN, Number.NaN];
+          return `${fmt((found?.share ?? Number.NaN) * 100, 1)} % | ${fmt((found?.cpuShare ?? Number.NaN) * 100, 1)} % (${fmt(low * 100, 1)} to ${fmt(high * 100, 1)})`;
         })
         .join(' | ')} |`,
     );
@@ -895,14 +923,14 @@ async function features(stub: Started, reference: Started): Promise<void> {
   const text = [
     lines.join('\n'),
     '',
-    `Share (req/s): 1 − (req/s with the feature ÷ req/s of the bare pipeline); share (CPU/request): 1 − (µs of CPU per request of the bare pipeline ÷ with the feature), which does not move when other processes take the core; each the median of ${PAIRS} alternating pairs; ${DURATION_S} s after ${WARMUP_S} s warm-up per run, ${CONNECTIONS} connections; a negative share means the noise between the pair was larger than the feature's cost.`,
+    `Share (req/s): 1 − (req/s with the feature ÷ req/s of the bare pipeline); share (CPU/request): 1 − (µs of CPU per request of the bare pipeline ÷ with the feature), which does not move when other processes take the core; each the median of ${PAIRS} rounds, a round being one ${DURATION_S} s cell of each process (after ${FEATURE_CELL_WARMUP_S} s of load), in alternating order, ${CONNECTIONS} connections; in brackets the middle half of the rounds' CPU shares. "${NOISE_FLOOR.name}" is a second process of the bare pipeline measured the same way: shares within its range are not told apart from noise.`,
     'Not switchable yet:',
     ...NOT_SWITCHABLE.map((n) => `- ${n.name}: ${n.why}`),
   ].join('\n');
   mkdirSync(`${ROOT}bench/results`, { recursive: true });
   writeFileSync(
     `${ROOT}bench/results/features.json`,
-    `${JSON.stringify({ finishedAt: new Date().toISOString(), durationS: DURATION_S, warmupS: WARMUP_S, connections: CONNECTIONS, pairs: PAIRS, systemsNode: NODE_VERSION, results }, null, 2)}\n`,
+    `${JSON.stringify({ finishedAt: new Date().toISOString(), durationS: DURATION_S, warmupS: WARMUP_S, cellWarmupS: FEATURE_CELL_WARMUP_S, connections: CONNECTIONS, rounds: PAIRS, systemsNode: NODE_VERSION, results }, null, 2)}\n`,
   );
   console.log(`\n${text}\n\nWritten to bench/results/features.json`);
 }

@@ -1,11 +1,14 @@
 /**
  * The benchmark harness's own guarantees: a system under test writes its output to a file of
  * its own (no pipe read on the load generator's core) and runs on the project's Node 24; the
- * features mode's share is the median of its pairs.
+ * features mode's share is the median of its rounds, with their spread; a profile's summary
+ * leaves out the process's start.
  */
-import { readlinkSync } from 'node:fs';
+import { mkdtempSync, readlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { share } from '../../bench/features.ts';
+import { cpuSpread, share } from '../../bench/features.ts';
 import {
   JSON_PORT,
   LOG_DIR,
@@ -14,6 +17,7 @@ import {
   type Started,
   startNode,
 } from '../../bench/lib.ts';
+import { summarise } from '../../bench/profile-summary.ts';
 
 let started: Started | undefined;
 afterEach(async () => {
@@ -62,4 +66,47 @@ it("takes a feature's share as the median of its alternating pairs", () => {
     ]),
   ).toBeCloseTo(0.15);
   expect(share([])).toBeNaN();
+});
+
+it("gives the middle half of the rounds' CPU shares", () => {
+  const rounds = [100, 110, 125, 200].map((featureCpuUs) => ({
+    bareRps: 1,
+    featureRps: 1,
+    bareCpuUs: 100,
+    featureCpuUs,
+  }));
+  const [low, high] = cpuSpread(rounds);
+  expect(low).toBeCloseTo(1 - 100 / 110);
+  expect(high).toBeCloseTo(1 - 100 / 200);
+  expect(cpuSpread([]).every(Number.isNaN)).toBe(true);
+});
+
+it("summarises a profile from its first sample in the gateway's server on", () => {
+  const frame = (functionName: string, url: string) => ({
+    functionName,
+    url,
+    scriptId: '0',
+    lineNumber: 0,
+    columnNumber: 0,
+  });
+  const profile = {
+    nodes: [
+      { id: 1, callFrame: frame('(root)', ''), children: [2, 3] },
+      { id: 2, callFrame: frame('compile', 'node:internal/modules/esm/loader'), children: [] },
+      { id: 3, callFrame: frame('serve', 'file:///app/src/server.ts'), children: [4] },
+      { id: 4, callFrame: frame('readAnswer', 'file:///app/src/upstream/clients.ts') },
+    ],
+    // Start-up first (node 2), then the request path.
+    samples: [2, 2, 2, 4, 2, 4],
+    timeDeltas: [1000, 1000, 1000, 1000, 1000, 1000],
+    startTime: 0,
+    endTime: 6000,
+  };
+  const file = join(mkdtempSync(join(tmpdir(), 'profile-')), 'p.cpuprofile');
+  writeFileSync(file, JSON.stringify(profile));
+  const summary = summarise(file);
+  expect(summary.startupMs).toBe(3);
+  expect(summary.totalMs).toBe(3);
+  expect(summary.self.find((row) => row.name === 'readAnswer')?.ms).toBe(2);
+  expect(summary.self.find((row) => row.name === 'compile')?.ms).toBe(1);
 });
