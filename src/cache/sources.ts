@@ -20,8 +20,9 @@
  * does, and overwrites the memory. Errors are never remembered.
  *
  * Reads for requests that have ended are not made: an upstream call still waiting for a slot of
- * its caller's share leaves the queue once every request waiting for it (several, through the
- * single flight) has ended. A call in flight runs to its end and its answer is stored.
+ * its caller's share, or of the upstream's bulkhead, is dropped once every request waiting for it
+ * (several, through the single flight) has ended. A call in flight runs to its end and its
+ * answer is stored.
  */
 import { hash } from 'node:crypto';
 import type { CacheConfig } from '../config.ts';
@@ -219,7 +220,8 @@ function isOutage(error: unknown): boolean {
 interface RecordKind<T> {
   name: string;
   upstream: UpstreamName;
-  fetch: (id: string) => Promise<T | null>;
+  /** `abandoned`: asked only when the call has to wait for a slot (see UpstreamHttp.get). */
+  fetch: (id: string, abandoned?: () => AbortSignal) => Promise<T | null>;
   /** Fresh seconds and extra seconds kept for stale serving. */
   ttl: (record: T) => { ttl: number; keep: number };
 }
@@ -238,7 +240,7 @@ export function createSources(deps: SourceDeps): RecordSources {
   const transactionKind: RecordKind<UpstreamTransaction> = {
     name: 'transaction',
     upstream: 'payment',
-    fetch: (txRef) => deps.payment.getTransaction(txRef),
+    fetch: (txRef, abandoned) => deps.payment.getTransaction(txRef, abandoned),
     ttl: (record) =>
       isFinalStatus(record.status)
         ? { ttl: policy.ttlFinalSeconds, keep: policy.staleSeconds }
@@ -247,7 +249,7 @@ export function createSources(deps: SourceDeps): RecordSources {
   const kycKind: RecordKind<UpstreamKycUser> = {
     name: 'kyc',
     upstream: 'kyc',
-    fetch: (userRef) => deps.kyc.getUser(userRef),
+    fetch: (userRef, abandoned) => deps.kyc.getUser(userRef, abandoned),
     ttl: () => ({ ttl: policy.ttlKycSeconds, keep: 0 }),
   };
 
@@ -264,7 +266,7 @@ export function createSources(deps: SourceDeps): RecordSources {
     options: ReadOptions,
     abandoned: (() => AbortSignal) | undefined,
   ): Promise<T | null> {
-    const fetch = () => kind.fetch(id);
+    const fetch = () => kind.fetch(id, abandoned);
     // Taken before the call: a read that began earlier than a stored record's never replaces it.
     const fetchedAt = Date.now();
     const record = await (options.gate ? options.gate(kind.upstream, fetch, abandoned) : fetch());

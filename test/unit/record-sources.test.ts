@@ -27,10 +27,7 @@ let delays: number[] = [];
 let payment: Fixture;
 
 beforeAll(async () => {
-  payment = await startFixture(() => ({
-    body: transactionBody({ txStatus: status }, `PAYMENT_${status}`),
-    delayMs: delays.shift() ?? 0,
-  }));
+  payment = await startFixture(answerStatus);
 });
 
 afterAll(async () => {
@@ -42,6 +39,7 @@ beforeEach(() => {
   vi.setSystemTime(new Date('2026-01-05T12:00:00Z'));
   status = 'SUCCESSFUL';
   delays = [];
+  payment.setHandler(answerStatus);
   payment.requests.length = 0;
 });
 
@@ -56,8 +54,9 @@ afterEach(() => {
 function sources(
   state: SharedState,
   cache: RecordCache = new RecordCache(state.records(policy)),
+  bulkhead: { maxConcurrent?: number; maxQueued?: number } = {},
 ): RecordSources {
-  const upstream = { ...config.upstream, maxAttempts: 1 };
+  const upstream = { ...config.upstream, maxAttempts: 1, ...bulkhead };
   return createSources({
     payment: new PaymentClient({ baseUrl: payment.url, accessToken: 'test-token' }, upstream),
     kyc: new KycClient(
@@ -80,6 +79,35 @@ function sources(
 }
 
 const calls = () => payment.requests.length;
+
+/** What the service answers by default: the record of `status`, after the next delay. */
+const answerStatus = () => ({
+  body: transactionBody({ txStatus: status }, `PAYMENT_${status}`),
+  delayMs: delays.shift() ?? 0,
+});
+
+/**
+ * The service answers each reference with its own record, and holds the answer for `txRef`
+ * until `release`; `first` resolves when the first call has arrived.
+ */
+function holding(txRef: string): { first: Promise<void>; release: () => void } {
+  let release = () => {};
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let arrived = () => {};
+  const first = new Promise<void>((resolve) => {
+    arrived = resolve;
+  });
+  payment.setHandler((request) => {
+    arrived();
+    return {
+      body: transactionBody({ paymentRef: request.path.split('/').pop() }),
+      ...(request.path.endsWith(txRef) && { until: held }),
+    };
+  });
+  return { first, release };
+}
 
 /**
  * One turn of the event loop: a finished read's flight stays open for the rest of its turn (a
@@ -164,10 +192,7 @@ describe('record sources over the memory state', () => {
       expect(await read.transaction(TX, { bypassCache: true })).toBeNull();
       expect(calls()).toBe(2);
     } finally {
-      payment.setHandler(() => ({
-        body: transactionBody({ txStatus: status }, `PAYMENT_${status}`),
-        delayMs: delays.shift() ?? 0,
-      }));
+      payment.setHandler(answerStatus);
     }
   });
 
@@ -180,67 +205,79 @@ describe('record sources over the memory state', () => {
       work: () => Promise<T>,
       abandoned?: () => AbortSignal,
     ) => share.run('caller', 'service', upstream, work, abandoned);
-    let release = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let arrived = () => {};
-    const first = new Promise<void>((resolve) => {
-      arrived = resolve;
-    });
-    payment.setHandler((request) => {
-      arrived();
-      return {
-        body: transactionBody({ paymentRef: request.path.split('/').pop() }),
-        ...(request.path.endsWith('NT-HELD1') && { until: held }),
-      };
-    });
-    try {
-      const x = new AbortController();
-      const y = new AbortController();
-      const z = new AbortController();
-      const inFlight = read.transaction('NT-HELD1', { gate, signal: x.signal });
-      await first;
-      // Queued behind it: one record X and Y wait for, one X and Z wait for (single flight).
-      const sharedByXY = [
-        read.transaction('NT-SHARED1', { gate, signal: x.signal }),
-        read.transaction('NT-SHARED1', { gate, signal: y.signal }),
-      ];
-      const sharedByXZ = [
-        read.transaction('NT-GONE1', { gate, signal: x.signal }),
-        read.transaction('NT-GONE1', { gate, signal: z.signal }),
-      ];
-      // Each read has looked at the cache and joined its flight.
-      await turn();
-      x.abort();
-      z.abort();
-      for (const gone of await Promise.allSettled(sharedByXZ)) {
-        expect(gone.status === 'rejected' && gone.reason).toBeInstanceOf(DOMException);
-      }
-      // A request arriving now starts a read of its own instead of joining the dropped one.
-      const later = read.transaction('NT-GONE1', { gate, signal: new AbortController().signal });
-      release();
-      expect((await inFlight)?.txRef).toBe('NT-HELD1');
-      expect((await Promise.all(sharedByXY)).map((record) => record?.txRef)).toEqual([
-        'NT-SHARED1',
-        'NT-SHARED1',
-      ]);
-      expect((await later)?.txRef).toBe('NT-GONE1');
-      expect(payment.requests.map((request) => request.path.split('/').pop())).toEqual([
-        'NT-HELD1',
-        'NT-SHARED1',
-        'NT-GONE1',
-      ]);
-      // The call in flight when its request ended was stored.
-      await turn();
-      expect((await read.transaction('NT-HELD1'))?.txRef).toBe('NT-HELD1');
-      expect(calls()).toBe(3);
-      expect(share.callers).toBe(0);
-    } finally {
-      payment.setHandler(() => ({
-        body: transactionBody({ txStatus: status }, `PAYMENT_${status}`),
-        delayMs: delays.shift() ?? 0,
-      }));
+    const { first, release } = holding('NT-HELD1');
+    const x = new AbortController();
+    const y = new AbortController();
+    const z = new AbortController();
+    const inFlight = read.transaction('NT-HELD1', { gate, signal: x.signal });
+    await first;
+    // Queued behind it: one record X and Y wait for, one X and Z wait for (single flight).
+    const sharedByXY = [
+      read.transaction('NT-SHARED1', { gate, signal: x.signal }),
+      read.transaction('NT-SHARED1', { gate, signal: y.signal }),
+    ];
+    const sharedByXZ = [
+      read.transaction('NT-GONE1', { gate, signal: x.signal }),
+      read.transaction('NT-GONE1', { gate, signal: z.signal }),
+    ];
+    // Each read has looked at the cache and joined its flight.
+    await turn();
+    x.abort();
+    z.abort();
+    for (const gone of await Promise.allSettled(sharedByXZ)) {
+      expect(gone.status === 'rejected' && gone.reason).toBeInstanceOf(DOMException);
     }
+    // A request arriving now starts a read of its own instead of joining the dropped one.
+    const later = read.transaction('NT-GONE1', { gate, signal: new AbortController().signal });
+    release();
+    expect((await inFlight)?.txRef).toBe('NT-HELD1');
+    expect((await Promise.all(sharedByXY)).map((record) => record?.txRef)).toEqual([
+      'NT-SHARED1',
+      'NT-SHARED1',
+    ]);
+    expect((await later)?.txRef).toBe('NT-GONE1');
+    expect(payment.requests.map((request) => request.path.split('/').pop())).toEqual([
+      'NT-HELD1',
+      'NT-SHARED1',
+      'NT-GONE1',
+    ]);
+    // The call in flight when its request ended was stored.
+    await turn();
+    expect((await read.transaction('NT-HELD1'))?.txRef).toBe('NT-HELD1');
+    expect(calls()).toBe(3);
+    expect(share.callers).toBe(0);
+  });
+
+  it("a call waiting in the upstream's bulkhead is dropped once no request waits for it; the one in flight is made and stored", async () => {
+    // One call in flight for the whole upstream, the others in its queue; no caller share.
+    const read = sources(memoryState(), undefined, { maxConcurrent: 1, maxQueued: 10 });
+    const { first, release } = holding('NT-BULK1');
+    const x = new AbortController();
+    const y = new AbortController();
+    const z = new AbortController();
+    const inFlight = read.transaction('NT-BULK1', { signal: x.signal });
+    await first;
+    // Queued behind it in the bulkhead: one record Y alone waits for, one X and Z wait for.
+    const gone = read.transaction('NT-BGONE1', { signal: y.signal });
+    const kept = [
+      read.transaction('NT-BKEPT1', { signal: x.signal }),
+      read.transaction('NT-BKEPT1', { signal: z.signal }),
+    ];
+    await turn();
+    // X's request ends too: its call in flight is made all the same, and Z still waits.
+    x.abort();
+    y.abort();
+    release();
+    expect((await inFlight)?.txRef).toBe('NT-BULK1');
+    await expect(gone).rejects.toBeInstanceOf(DOMException);
+    expect((await kept[1])?.txRef).toBe('NT-BKEPT1');
+    expect(payment.requests.map((request) => request.path.split('/').pop())).toEqual([
+      'NT-BULK1',
+      'NT-BKEPT1',
+    ]);
+    // The call in flight when its request ended was stored.
+    await turn();
+    expect((await read.transaction('NT-BULK1'))?.txRef).toBe('NT-BULK1');
+    expect(calls()).toBe(2);
   });
 });
