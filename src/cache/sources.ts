@@ -21,8 +21,9 @@
  *
  * Reads for requests that have ended are not made: an upstream call still waiting for a slot of
  * its caller's share, or of the upstream's bulkhead, is dropped once every request waiting for it
- * (several, through the single flight) has ended. A call in flight runs to its end and its
- * answer is stored.
+ * (several, through the single flight) has ended, and so is a wait for another replica's read of
+ * the same record (no call, nothing stored). A call in flight runs to its end and its answer is
+ * stored.
  */
 import { hash } from 'node:crypto';
 import type { CacheConfig } from '../config.ts';
@@ -80,9 +81,16 @@ export interface SourceDeps {
 export interface FlightLock {
   /**
    * Runs `work` when this process wins the key, or returns what `stored` finds once the winner
-   * has stored it; runs `work` itself when the wait is over or the winner gave up.
+   * has stored it; runs `work` itself when the wait is over or the winner gave up. `abandoned`
+   * is asked only when this process has to wait: once it aborts, the wait ends, `work` is never
+   * run, and the call rejects with the signal's reason.
    */
-  run<T>(key: string, work: () => Promise<T>, stored: () => Promise<T | undefined>): Promise<T>;
+  run<T>(
+    key: string,
+    work: () => Promise<T>,
+    stored: () => Promise<T | undefined>,
+    abandoned?: () => AbortSignal,
+  ): Promise<T>;
 }
 
 /**
@@ -304,7 +312,7 @@ export function createSources(deps: SourceDeps): RecordSources {
         const entry = await cache.get<T | null>(kind.name, key);
         return entry && entry.freshUntil > Date.now() ? entry.value : undefined;
       };
-      return { record: await deps.flightLock.run(key, work, stored) };
+      return { record: await deps.flightLock.run(key, work, stored, abandoned) };
     } catch (error) {
       // Only records stored with a keep window (final transactions) outlive their TTL.
       if (kept?.value && isOutage(error)) {

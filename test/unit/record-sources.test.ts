@@ -8,14 +8,13 @@
  * while a request still waits for it.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { LeaseFlightLock } from '../../src/cache/flight.ts';
-import { createSources, type RecordSources } from '../../src/cache/sources.ts';
+import type { RecordSources } from '../../src/cache/sources.ts';
 import { RecordCache } from '../../src/cache/store.ts';
 import { loadConfig } from '../../src/config.ts';
 import { memoryState, type SharedState } from '../../src/state/index.ts';
 import { CallerShare } from '../../src/upstream/caller-share.ts';
-import { KycClient, PaymentClient } from '../../src/upstream/clients.ts';
 import { type Fixture, startFixture, transactionBody } from '../helpers/fixture.ts';
+import { testSources } from '../helpers/sources.ts';
 
 const config = loadConfig({});
 const policy = config.cache;
@@ -56,25 +55,12 @@ function sources(
   cache: RecordCache = new RecordCache(state.records(policy)),
   bulkhead: { maxConcurrent?: number; maxQueued?: number } = {},
 ): RecordSources {
-  const upstream = { ...config.upstream, maxAttempts: 1, ...bulkhead };
-  return createSources({
-    payment: new PaymentClient({ baseUrl: payment.url, accessToken: 'test-token' }, upstream),
-    kyc: new KycClient(
-      {
-        baseUrl: payment.url,
-        secretKey: 'test-secret',
-        publicKey: 'pk',
-        businessSlug: 'shop',
-        sdkScriptUrl: 'http://127.0.0.1/sdk.js',
-      },
-      upstream,
-    ),
+  return testSources({
+    baseUrl: payment.url,
+    state,
     cache,
-    policy,
-    businessSlug: 'shop',
-    ...(state.shared && {
-      flightLock: new LeaseFlightLock(state, { holdMs: 6_000, waitMs: 5_000, pollMs: 5 }),
-    }),
+    upstream: bulkhead,
+    flight: { holdMs: 6_000, waitMs: 5_000, pollMs: 5 },
   });
 }
 
