@@ -183,8 +183,9 @@ export class UpstreamHttp {
    * or a Retry-After beyond the budget.
    *
    * `abandoned` aborts once no request waits for the read any more. It is asked only when a call
-   * has to wait in the bulkhead's queue: aborted, the call leaves that queue when its turn comes,
-   * never made, and the read rejects with the signal's reason. A call in flight runs to its end.
+   * has to wait in the bulkhead's queue or for a retry: aborted, the call leaves that queue when
+   * its turn comes, or the retry is not made, and the read rejects with the signal's reason. A
+   * call in flight runs to its end.
    */
   async get(
     path: string,
@@ -213,12 +214,16 @@ export class UpstreamHttp {
       backoff = backoff ? backoff.next(undefined) : this.#backoff.next();
       const delay = retryAfter !== undefined ? retryAfter * 1000 : (backoff?.duration ?? 0);
       if (delay >= left) return giveUp();
+      // A retry is a call not yet made: none once no request waits for the read any more.
+      const signal = abandoned?.();
+      if (signal?.aborted) throw signal.reason;
       this.#observer.retry?.({
         upstream: this.name,
         delayMs: delay,
         after: result ? 'retryable' : 'connection_error',
       });
       await sleep(delay);
+      if (signal?.aborted) throw signal.reason;
     }
   }
 

@@ -10,7 +10,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { RecordSources } from '../../src/cache/sources.ts';
 import { RecordCache } from '../../src/cache/store.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig, type UpstreamPolicyConfig } from '../../src/config.ts';
 import { memoryState, type SharedState } from '../../src/state/index.ts';
 import { CallerShare } from '../../src/upstream/caller-share.ts';
 import { type Fixture, startFixture, transactionBody } from '../helpers/fixture.ts';
@@ -53,13 +53,13 @@ afterEach(() => {
 function sources(
   state: SharedState,
   cache: RecordCache = new RecordCache(state.records(policy)),
-  bulkhead: { maxConcurrent?: number; maxQueued?: number } = {},
+  upstream: Partial<UpstreamPolicyConfig> = {},
 ): RecordSources {
   return testSources({
     baseUrl: payment.url,
     state,
     cache,
-    upstream: bulkhead,
+    upstream,
     flight: { holdMs: 6_000, waitMs: 5_000, pollMs: 5 },
   });
 }
@@ -74,9 +74,13 @@ const answerStatus = () => ({
 
 /**
  * The service answers each reference with its own record, and holds the answer for `txRef`
- * until `release`; `first` resolves when the first call has arrived.
+ * until `release` (then answers it `heldStatus`, when given); `first` resolves when the first
+ * call has arrived.
  */
-function holding(txRef: string): { first: Promise<void>; release: () => void } {
+function holding(
+  txRef: string,
+  heldStatus?: number,
+): { first: Promise<void>; release: () => void } {
   let release = () => {};
   const held = new Promise<void>((resolve) => {
     release = resolve;
@@ -87,10 +91,12 @@ function holding(txRef: string): { first: Promise<void>; release: () => void } {
   });
   payment.setHandler((request) => {
     arrived();
-    return {
-      body: transactionBody({ paymentRef: request.path.split('/').pop() }),
-      ...(request.path.endsWith(txRef) && { until: held }),
-    };
+    if (!request.path.endsWith(txRef)) {
+      return { body: transactionBody({ paymentRef: request.path.split('/').pop() }) };
+    }
+    return heldStatus === undefined
+      ? { body: transactionBody({ paymentRef: txRef }), until: held }
+      : { status: heldStatus, body: { error: true }, until: held };
   });
   return { first, release };
 }
@@ -232,6 +238,19 @@ describe('record sources over the memory state', () => {
     expect((await read.transaction('NT-HELD1'))?.txRef).toBe('NT-HELD1');
     expect(calls()).toBe(3);
     expect(share.callers).toBe(0);
+  });
+
+  it('a retry is not made once no request waits for the read', async () => {
+    const read = sources(memoryState(), undefined, { maxAttempts: 2 });
+    // The service holds its answer, then says 503 (which is retried).
+    const { first, release } = holding('NT-RETRY1', 503);
+    const x = new AbortController();
+    const gone = read.transaction('NT-RETRY1', { signal: x.signal });
+    await first;
+    x.abort();
+    release();
+    await expect(gone).rejects.toBeInstanceOf(DOMException);
+    expect(calls()).toBe(1);
   });
 
   it("a call waiting in the upstream's bulkhead is dropped once no request waits for it; the one in flight is made and stored", async () => {
