@@ -1,13 +1,15 @@
 /**
  * One caller must not make the gateway hammer the upstream or starve other callers: at most
  * MAX_RECORDS_PER_REQUEST distinct records per request whatever the aliases, a bounded share of
- * upstream concurrency per caller, calls of requests whose clients have gone never made, and a
+ * upstream concurrency per caller, calls of requests whose clients have gone never made (over
+ * HTTP and WebSocket, waiting in the caller's share or in the upstream's shared queue), and a
  * brief memory of unknown references.
  */
 import { request as httpRequest } from 'node:http';
 import { type Client, createClient } from 'graphql-ws';
 import { afterEach, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import type { SettingsEnv } from '../../src/settings.ts';
 import { until } from '../helpers/eventually.ts';
 import { transactionBody } from '../helpers/fixture.ts';
 import { byRef, type FixtureSetup, setup } from '../helpers/fixture-gateway.ts';
@@ -99,11 +101,19 @@ function leaving(
   return { sent, leave: () => request.destroy() };
 }
 
+/** Two calls in flight per caller and 38 in its queue: a request of 40 records fills both. */
+const CALLER_SHARE = {
+  SERVICE_UPSTREAM_MAX_CONCURRENT_PER_CALLER: '2',
+  UPSTREAM_MAX_QUEUED_PER_CALLER: '38',
+};
+
 /**
- * A gateway whose service holds the answers for `NT-GONE…` until `release`, with two calls in
- * flight per caller and 38 in its queue: a request of 40 such records fills both.
+ * A gateway whose service holds the answers for `NT-GONE…` until `release`, with the limits of
+ * `limits` (the caller's share, unless told).
  */
-async function holdingGone(): Promise<
+async function holdingGone(
+  limits: SettingsEnv = CALLER_SHARE,
+): Promise<
   FixtureSetup & { release: () => void; requestLines: () => number; asked: () => string[] }
 > {
   let release = () => {};
@@ -122,8 +132,7 @@ async function holdingGone(): Promise<
     },
     {
       env: {
-        SERVICE_UPSTREAM_MAX_CONCURRENT_PER_CALLER: '2',
-        UPSTREAM_MAX_QUEUED_PER_CALLER: '38',
+        ...limits,
         // Held calls must not time out (and be retried) on a busy machine.
         UPSTREAM_TIMEOUT_MS: '30000',
       },
@@ -140,13 +149,26 @@ async function holdingGone(): Promise<
 
 /**
  * Once the requests for `NT-GONE…` have gone: a request for 20 new records of the same caller is
- * served in full (the queue holds nothing of the gone ones), and of the gone ones only the two
- * calls that were in flight were made.
+ * served in full (asked before the held calls end: the queue holds nothing of the gone ones;
+ * `after`: once they have ended), and of the gone ones only the two calls that were in flight
+ * were made.
  */
 async function expectGoneDropped(
   fixture: Awaited<ReturnType<typeof holdingGone>>,
   prefix: string,
+  after = false,
 ): Promise<void> {
+  if (after) {
+    fixture.release();
+    // A read of the two held records ends once their calls have.
+    const held = fixture.asked().map((txRef) => `"${txRef}"`);
+    await gql(
+      fixture.gateway,
+      `{ transactions(txRefs: [${held.join(', ')}]) { txRef } }`,
+      {},
+      fixture.token,
+    );
+  }
   const next = gql(fixture.gateway, records(prefix, 1), {}, fixture.token);
   fixture.release();
   const response = await next;
@@ -173,6 +195,18 @@ it("calls waiting for requests whose clients have gone are never made, and leave
   await until(() => requestLines() === 2, 5000);
   // The two calls in flight were made; the 38 that waited were not.
   await expectGoneDropped(fixture, 'NEXT');
+});
+
+it("calls waiting in the upstream's shared queue for requests whose clients have gone are never made", async () => {
+  // Two calls in flight for the whole upstream, 38 in its queue; the caller's share is larger.
+  const fixture = await holdingGone({ UPSTREAM_MAX_CONCURRENT: '2', UPSTREAM_MAX_QUEUED: '38' });
+  const { payment, gateway, token, requestLines } = fixture;
+  const first = leaving(gateway, records('GONE', 2), token);
+  await until(() => payment.requests.length === 2, 5000);
+  first.leave();
+  await until(() => requestLines() === 1, 5000);
+  // Each keeps its place in the queue until its turn, which comes once the held calls end.
+  await expectGoneDropped(fixture, 'BULKNEXT', true);
 });
 
 /**
