@@ -4,8 +4,8 @@
  * sleep: what a cached read serves and when it asks again, that a read bypassing the cache asks
  * the service and its answer is what later reads serve, that an older read finishing last does
  * not overwrite a newer one, that two processes over one shared state missing one record
- * together make one upstream call, and that a call waiting in the caller's share is made only
- * while a request still waits for it.
+ * together make one upstream call, and that a call waiting in the caller's share or in the
+ * upstream's bulkhead, or a retry, is made only while a request still waits for it.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { RecordSources } from '../../src/cache/sources.ts';
