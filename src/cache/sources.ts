@@ -228,7 +228,7 @@ function isOutage(error: unknown): boolean {
 interface RecordKind<T> {
   name: string;
   upstream: UpstreamName;
-  /** `abandoned`: asked only when the call has to wait for a slot (see UpstreamHttp.get). */
+  /** `abandoned`: asked only when the call has to wait or be retried (see UpstreamHttp.get). */
   fetch: (id: string, abandoned?: () => AbortSignal) => Promise<T | null>;
   /** Fresh seconds and extra seconds kept for stale serving. */
   ttl: (record: T) => { ttl: number; keep: number };
