@@ -379,8 +379,10 @@ function buildBusiness(account: BusinessAccount, several: boolean, parts: Busine
       );
   const sources: RecordSources = createSources({
     // Through the current clients: an update's credentials serve the next call.
-    payment: { getTransaction: (txRef) => current.payment.getTransaction(txRef) },
-    kyc: { getUser: (userRef) => current.kyc.getUser(userRef) },
+    payment: {
+      getTransaction: (txRef, abandoned) => current.payment.getTransaction(txRef, abandoned),
+    },
+    kyc: { getUser: (userRef, abandoned) => current.kyc.getUser(userRef, abandoned) },
     cache,
     policy: config.cache,
     get businessSlug() {

@@ -6,7 +6,8 @@
  * given back without a value (an unknown record, an upstream error) or lapses (the holder died).
  * After `waitMs` (the upstream time budget) a waiter calls the upstream itself, so a lost lease
  * costs one extra call, never a hang. When Redis fails, each process just does its own call
- * (the in-process single flight in front still collapses its own requests).
+ * (the in-process single flight in front still collapses its own requests). A waiter whose
+ * requests have all ended stops waiting, and neither calls the upstream nor stores anything.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SharedState } from '../state/index.ts';
@@ -39,10 +40,18 @@ export class LeaseFlightLock implements FlightLock {
     this.#pause = options.pause ?? sleep;
   }
 
-  async run<T>(key: string, work: () => Promise<T>, stored: () => Promise<T | undefined>) {
+  async run<T>(
+    key: string,
+    work: () => Promise<T>,
+    stored: () => Promise<T | undefined>,
+    abandoned?: () => AbortSignal,
+  ) {
     const name = `flight:${key}`;
     const deadline = this.#now() + this.#options.waitMs;
+    // Asked once this process has to wait: a read that wins the lease at once asks nothing.
+    let signal: AbortSignal | undefined;
     for (;;) {
+      if (signal?.aborted) throw signal.reason;
       const lease = await this.#state.orLocally<Lease | undefined | 'failed'>(
         'flight',
         () => this.#state.leases.take(name, this.#options.holdMs),
@@ -50,10 +59,15 @@ export class LeaseFlightLock implements FlightLock {
       );
       if (lease === 'failed') return work();
       if (lease) return this.#holding(lease, work);
+      signal ??= abandoned?.();
       await this.#pause(this.#options.pollMs);
+      if (signal?.aborted) throw signal.reason;
       const value = await stored();
       if (value !== undefined) return value;
-      if (this.#now() >= deadline) return work();
+      if (this.#now() >= deadline) {
+        if (signal?.aborted) throw signal.reason;
+        return work();
+      }
     }
   }
 

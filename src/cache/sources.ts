@@ -20,8 +20,10 @@
  * does, and overwrites the memory. Errors are never remembered.
  *
  * Reads for requests that have ended are not made: an upstream call still waiting for a slot of
- * its caller's share leaves the queue once every request waiting for it (several, through the
- * single flight) has ended. A call in flight runs to its end and its answer is stored.
+ * its caller's share, or of the upstream's bulkhead, is dropped once every request waiting for it
+ * (several, through the single flight) has ended, and so is a wait for another replica's read of
+ * the same record (no call, nothing stored). A call in flight runs to its end and its answer is
+ * stored.
  */
 import { hash } from 'node:crypto';
 import type { CacheConfig } from '../config.ts';
@@ -79,9 +81,16 @@ export interface SourceDeps {
 export interface FlightLock {
   /**
    * Runs `work` when this process wins the key, or returns what `stored` finds once the winner
-   * has stored it; runs `work` itself when the wait is over or the winner gave up.
+   * has stored it; runs `work` itself when the wait is over or the winner gave up. `abandoned`
+   * is asked only when this process has to wait: once it aborts, the wait ends, `work` is never
+   * run, and the call rejects with the signal's reason.
    */
-  run<T>(key: string, work: () => Promise<T>, stored: () => Promise<T | undefined>): Promise<T>;
+  run<T>(
+    key: string,
+    work: () => Promise<T>,
+    stored: () => Promise<T | undefined>,
+    abandoned?: () => AbortSignal,
+  ): Promise<T>;
 }
 
 /**
@@ -219,7 +228,8 @@ function isOutage(error: unknown): boolean {
 interface RecordKind<T> {
   name: string;
   upstream: UpstreamName;
-  fetch: (id: string) => Promise<T | null>;
+  /** `abandoned`: asked only when the call has to wait or be retried (see UpstreamHttp.get). */
+  fetch: (id: string, abandoned?: () => AbortSignal) => Promise<T | null>;
   /** Fresh seconds and extra seconds kept for stale serving. */
   ttl: (record: T) => { ttl: number; keep: number };
 }
@@ -238,7 +248,7 @@ export function createSources(deps: SourceDeps): RecordSources {
   const transactionKind: RecordKind<UpstreamTransaction> = {
     name: 'transaction',
     upstream: 'payment',
-    fetch: (txRef) => deps.payment.getTransaction(txRef),
+    fetch: (txRef, abandoned) => deps.payment.getTransaction(txRef, abandoned),
     ttl: (record) =>
       isFinalStatus(record.status)
         ? { ttl: policy.ttlFinalSeconds, keep: policy.staleSeconds }
@@ -247,7 +257,7 @@ export function createSources(deps: SourceDeps): RecordSources {
   const kycKind: RecordKind<UpstreamKycUser> = {
     name: 'kyc',
     upstream: 'kyc',
-    fetch: (userRef) => deps.kyc.getUser(userRef),
+    fetch: (userRef, abandoned) => deps.kyc.getUser(userRef, abandoned),
     ttl: () => ({ ttl: policy.ttlKycSeconds, keep: 0 }),
   };
 
@@ -264,7 +274,7 @@ export function createSources(deps: SourceDeps): RecordSources {
     options: ReadOptions,
     abandoned: (() => AbortSignal) | undefined,
   ): Promise<T | null> {
-    const fetch = () => kind.fetch(id);
+    const fetch = () => kind.fetch(id, abandoned);
     // Taken before the call: a read that began earlier than a stored record's never replaces it.
     const fetchedAt = Date.now();
     const record = await (options.gate ? options.gate(kind.upstream, fetch, abandoned) : fetch());
@@ -302,7 +312,7 @@ export function createSources(deps: SourceDeps): RecordSources {
         const entry = await cache.get<T | null>(kind.name, key);
         return entry && entry.freshUntil > Date.now() ? entry.value : undefined;
       };
-      return { record: await deps.flightLock.run(key, work, stored) };
+      return { record: await deps.flightLock.run(key, work, stored, abandoned) };
     } catch (error) {
       // Only records stored with a keep window (final transactions) outlive their TTL.
       if (kept?.value && isOutage(error)) {

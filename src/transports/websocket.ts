@@ -8,7 +8,8 @@
  * graphql-sse reservations; none left: close 4429) and is closed 4403 when its token expires.
  * Each operation runs through the operation entry (its rate charged there too): a refusal before
  * execution is an `error` message, every result a `next` message with the same public errors as
- * every other transport. This file only frames.
+ * every other transport. This file only frames. An operation's signal aborts when the socket
+ * closes or the client sends `complete` for it, as an HTTP request's does when its client leaves.
  *
  * The protocol is graphql-ws's own server (`makeServer`) on a `ws` socket bound here rather than
  * with its `useServer`: every message goes out through the stream writer (writer.ts), so what
@@ -19,7 +20,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type ExecutionArgs, type ExecutionResult, GraphQLError, parse } from 'graphql';
-import { CloseCode, handleProtocols, makeServer } from 'graphql-ws';
+import { CloseCode, type Context, handleProtocols, makeServer } from 'graphql-ws';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { GatewayError, publicError } from '../errors.ts';
 import type { RequestSummary } from '../observability/plugin.ts';
@@ -29,6 +30,7 @@ import type { ConnectionSlots } from './connections.ts';
 import { type StreamDeps, statusOf } from './io.ts';
 import {
   type Admitted,
+  OPERATION_ENDED,
   type OperationEntry,
   type OperationOutcome,
   publicResult,
@@ -64,8 +66,20 @@ interface Extra {
   request: IncomingMessage;
   writer: StreamWriter;
   admitted?: Admitted;
-  /** The operations running, by id: their summary and start (for the log line). */
-  running: Map<string, { summary: RequestSummary; started: number; status: number }>;
+  /** graphql-ws's context of the connection, once it is acknowledged. */
+  context?: Context<Record<string, unknown>, Extra>;
+  /**
+   * The operations running, by id: their summary and start (for the log line), and what aborts
+   * their signal (the socket closed, or the client sent `complete` for the id).
+   */
+  running: Map<string, RunningOperation>;
+}
+
+interface RunningOperation {
+  summary: RequestSummary;
+  started: number;
+  status: number;
+  stop: AbortController;
 }
 
 /** The outcome an operation's arguments carry to graphql-ws's execute and subscribe. */
@@ -121,6 +135,19 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps): () => Prom
     deps.finished(operation.summary, operation.started, operation.status);
   };
 
+  /**
+   * Aborts the signal of each operation the client has completed while it ran: graphql-ws keeps
+   * the ids the client has not completed in its context's `subscriptions` (a query runs within
+   * `onSubscribe` there, so no hook of graphql-ws tells of its `complete`).
+   */
+  const abortCompleted = (extra: Extra): void => {
+    const live = extra.context?.subscriptions;
+    if (!live) return;
+    for (const [id, operation] of extra.running) {
+      if (!(id in live)) operation.stop.abort(OPERATION_ENDED);
+    }
+  };
+
   const protocol = makeServer<Record<string, unknown>, Extra>({
     // A connection that does not present its token soon is closed.
     connectionInitWaitTimeout: 3000,
@@ -145,6 +172,7 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps): () => Prom
         release();
       });
       extra.admitted = admitted;
+      extra.context = ctx;
       return true;
     },
     onSubscribe: async (ctx, id, payload) => {
@@ -153,7 +181,10 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps): () => Prom
       // Nothing runs for a connection being closed (its client stopped reading).
       if (admitted === undefined || extra.writer.ended) return [];
       const summary = deps.summary();
-      const record = { summary, started: performance.now(), status: 200 };
+      // Its signal aborts when the client leaves or completes it: its queued upstream calls are
+      // then dropped, as for an HTTP client that disconnects.
+      const stop = new AbortController();
+      const record: RunningOperation = { summary, started: performance.now(), status: 200, stop };
       extra.running.set(id, record);
       // Upstream calls send the operation's id on, and log lines written meanwhile carry it.
       const outcome = await withRequestId(summary.id, () =>
@@ -163,7 +194,7 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps): () => Prom
           method: 'POST',
           req: extra.request,
           summary,
-          signal: new AbortController().signal,
+          signal: stop.signal,
           charge: true,
         }),
       );
@@ -240,20 +271,27 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps): () => Prom
         close: (code, reason) => socket.close(code, reason),
         onMessage: (handle) =>
           socket.on('message', (data) => {
-            handle(String(data)).catch((error: unknown) => {
-              deps.warn(
-                'websocket-message',
-                { error: messageOf(error) },
-                'WebSocket message failed',
-              );
-              socket.close(CloseCode.InternalServerError, 'Internal server error');
-            });
+            handle(String(data)).then(
+              () => {
+                if (extra.running.size > 0) abortCompleted(extra);
+              },
+              (error: unknown) => {
+                deps.warn(
+                  'websocket-message',
+                  { error: messageOf(error) },
+                  'WebSocket message failed',
+                );
+                socket.close(CloseCode.InternalServerError, 'Internal server error');
+              },
+            );
           }),
       },
       extra,
     );
     socket.once('close', (code, reason) => {
       clearInterval(keepAlive);
+      // The client is gone: every operation still running ends (its queued calls are dropped).
+      for (const operation of extra.running.values()) operation.stop.abort(OPERATION_ENDED);
       writer.close();
       closed(code, String(reason)).then(
         () => {

@@ -136,12 +136,17 @@ export class PaymentClient extends UpstreamClient {
 
   /**
    * The transaction with this reference, normalized, `null` when the payment service does not
-   * know it. The caller has checked the reference against TX_REF.
+   * know it. The caller has checked the reference against TX_REF. `abandoned`: see
+   * {@link UpstreamHttp.get}.
    */
-  async getTransaction(txRef: string): Promise<UpstreamTransaction | null> {
+  async getTransaction(
+    txRef: string,
+    abandoned?: () => AbortSignal,
+  ): Promise<UpstreamTransaction | null> {
     const result = await this.http.get(
       `/pg/api/v1/transaction/status/${encodeURIComponent(txRef)}`,
       this.#headers,
+      abandoned,
     );
     const answer = readAnswer(
       'payment',
@@ -173,12 +178,19 @@ export class KycClient extends UpstreamClient {
     this.#slug = config.businessSlug;
   }
 
-  /** The KYC details of this user of the configured business, normalized; `null` when unknown. */
-  async getUser(userRef: string): Promise<UpstreamKycUser | null> {
+  /**
+   * The KYC details of this user of the configured business, normalized; `null` when unknown.
+   * `abandoned`: see {@link UpstreamHttp.get}.
+   */
+  async getUser(userRef: string, abandoned?: () => AbortSignal): Promise<UpstreamKycUser | null> {
     // The provider's first example also sends a JSON body on this GET; the consistent form is
     // the query string alone, and a body on GET is dropped by many proxies, so none is sent.
     const query = new URLSearchParams({ userRef, slug: this.#slug });
-    const result = await this.http.get(`/api/v1/user/kyc?${query.toString()}`, this.#headers);
+    const result = await this.http.get(
+      `/api/v1/user/kyc?${query.toString()}`,
+      this.#headers,
+      abandoned,
+    );
     const answer = readAnswer('kyc', result, this.shapes.kycResponse, undefined, {
       field: 'userRef',
       value: userRef,

@@ -23,6 +23,7 @@ import {
   handleAll,
   type IBackoff,
   SamplingBreaker,
+  TaskCancelledError,
 } from 'cockatiel';
 import { type Dispatcher, Pool } from 'undici';
 import type { UpstreamPolicyConfig } from '../config.ts';
@@ -180,13 +181,23 @@ export class UpstreamHttp {
    * answer when it is final or retries are spent; rejects with UPSTREAM_TIMEOUT when the budget
    * runs out, and with UPSTREAM_UNAVAILABLE on connection errors, an open circuit, a full queue
    * or a Retry-After beyond the budget.
+   *
+   * `abandoned` aborts once no request waits for the read any more. It is asked only when a call
+   * has to wait in the bulkhead's queue or for a retry: aborted, the call leaves that queue when
+   * its turn comes, or the retry is not made, and the read rejects with the signal's reason. A
+   * call in flight runs to its end.
    */
-  async get(path: string, headers: Record<string, string>, key = path): Promise<HttpResult> {
+  async get(
+    path: string,
+    headers: Record<string, string>,
+    abandoned?: () => AbortSignal,
+    key = path,
+  ): Promise<HttpResult> {
     const { timeoutMs, maxAttempts } = this.#policy;
     const deadline = performance.now() + timeoutMs;
     let backoff: IBackoff<unknown> | undefined;
     for (let attempt = 1; ; attempt++) {
-      const outcome = await this.#attempt(path, headers, deadline, attempt, key);
+      const outcome = await this.#attempt(path, headers, deadline, attempt, key, abandoned);
       if (outcome.kind === 'final') return outcome.result;
       const result = outcome.kind === 'retryable' ? outcome.result : undefined;
       const left = deadline - performance.now();
@@ -203,12 +214,16 @@ export class UpstreamHttp {
       backoff = backoff ? backoff.next(undefined) : this.#backoff.next();
       const delay = retryAfter !== undefined ? retryAfter * 1000 : (backoff?.duration ?? 0);
       if (delay >= left) return giveUp();
+      // A retry is a call not yet made: none once no request waits for the read any more.
+      const signal = abandoned?.();
+      if (signal?.aborted) throw signal.reason;
       this.#observer.retry?.({
         upstream: this.name,
         delayMs: delay,
         after: result ? 'retryable' : 'connection_error',
       });
       await sleep(delay);
+      if (signal?.aborted) throw signal.reason;
     }
   }
 
@@ -219,23 +234,32 @@ export class UpstreamHttp {
     deadline: number,
     attempt: number,
     key: string,
+    abandoned: (() => AbortSignal) | undefined,
   ): Promise<{ kind: 'final' | 'retryable'; result: HttpResult } | { kind: 'connection' }> {
     const remaining = deadline - performance.now();
     if (remaining <= 0) throw new UpstreamTimeoutError(this.name, this.#policy.timeoutMs);
     const started = performance.now();
     const call = () => this.#once(path, headers, remaining, attempt);
     const counted = !this.#failedRecently(key);
+    const guarded = () => {
+      if (counted) return this.#breaker.execute(call);
+      // Already counted in this window: not again, but never past an open circuit.
+      if (this.#breaker.state !== CircuitState.Closed) {
+        throw new BrokenCircuitError('the circuit is not closed');
+      }
+      return call();
+    };
+    // The requests' signal only for a call that has to wait: a call that starts at once is made.
+    const signal =
+      abandoned && this.#bulkhead.executionSlots === 0 && !this.#policy.benchNoBreakerOrBulkhead
+        ? abandoned()
+        : undefined;
     try {
       const result = await (this.#policy.benchNoBreakerOrBulkhead
         ? call()
-        : this.#bulkhead.execute(() => {
-            if (counted) return this.#breaker.execute(call);
-            // Already counted in this window: not again, but never past an open circuit.
-            if (this.#breaker.state !== CircuitState.Closed) {
-              throw new BrokenCircuitError('the circuit is not closed');
-            }
-            return call();
-          }));
+        : signal
+          ? this.#bulkhead.execute(guarded, signal)
+          : this.#bulkhead.execute(guarded));
       this.#failedKeys.delete(key);
       this.#observer.attempt?.({
         upstream: this.name,
@@ -245,6 +269,8 @@ export class UpstreamHttp {
       });
       return { kind: 'final', result };
     } catch (error) {
+      // Dropped from the queue (no request waits any more): not a failure of the upstream.
+      if (error instanceof TaskCancelledError && signal?.aborted) throw signal.reason;
       if (error instanceof FailedAnswer) {
         this.#failed(key);
         const retryable = RETRYABLE_STATUS.has(error.result.status);

@@ -1,15 +1,24 @@
 /**
  * One caller must not make the gateway hammer the upstream or starve other callers: at most
  * MAX_RECORDS_PER_REQUEST distinct records per request whatever the aliases, a bounded share of
- * upstream concurrency per caller, calls of requests whose clients have gone never made, and a
+ * upstream concurrency per caller, calls of requests whose clients have gone never made (over
+ * HTTP and WebSocket, waiting in the caller's share or in the upstream's shared queue), and a
  * brief memory of unknown references.
  */
 import { request as httpRequest } from 'node:http';
-import { expect, it } from 'vitest';
+import { type Client, createClient } from 'graphql-ws';
+import { afterEach, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import type { SettingsEnv } from '../../src/settings.ts';
 import { until } from '../helpers/eventually.ts';
 import { transactionBody } from '../helpers/fixture.ts';
-import { byRef, setup } from '../helpers/fixture-gateway.ts';
+import { byRef, type FixtureSetup, setup } from '../helpers/fixture-gateway.ts';
 import { codesOf, gql, type TestGateway } from '../helpers/gateway.ts';
+
+const clients: Client[] = [];
+afterEach(async () => {
+  while (clients.length > 0) await clients.pop()?.dispose();
+});
 
 const fanOut = (prefix: string) =>
   `{ ${Array.from(
@@ -92,13 +101,27 @@ function leaving(
   return { sent, leave: () => request.destroy() };
 }
 
-it("calls waiting for requests whose clients have gone are never made, and leave the caller's queue to its next requests", async () => {
+/** Two calls in flight per caller and 38 in its queue: a request of 40 records fills both. */
+const CALLER_SHARE = {
+  SERVICE_UPSTREAM_MAX_CONCURRENT_PER_CALLER: '2',
+  UPSTREAM_MAX_QUEUED_PER_CALLER: '38',
+};
+
+/**
+ * A gateway whose service holds the answers for `NT-GONE…` until `release`, with the limits of
+ * `limits` (the caller's share, unless told).
+ */
+async function holdingGone(
+  limits: SettingsEnv = CALLER_SHARE,
+): Promise<
+  FixtureSetup & { release: () => void; requestLines: () => number; asked: () => string[] }
+> {
   let release = () => {};
   const held = new Promise<void>((resolve) => {
     release = resolve;
   });
   const logLines: string[] = [];
-  const { payment, gateway, token } = await setup(
+  const fixture = await setup(
     (request) => {
       const txRef = request.path.split('/').pop();
       return {
@@ -109,15 +132,57 @@ it("calls waiting for requests whose clients have gone are never made, and leave
     },
     {
       env: {
-        SERVICE_UPSTREAM_MAX_CONCURRENT_PER_CALLER: '2',
-        UPSTREAM_MAX_QUEUED_PER_CALLER: '38',
+        ...limits,
         // Held calls must not time out (and be retried) on a busy machine.
         UPSTREAM_TIMEOUT_MS: '30000',
       },
       logLines,
     },
   );
-  const requestLines = () => logLines.filter((line) => line.includes('"graphql request"')).length;
+  return {
+    ...fixture,
+    release,
+    requestLines: () => logLines.filter((line) => line.includes('"graphql request"')).length,
+    asked: () => fixture.payment.requests.map((request) => request.path.split('/').pop() ?? ''),
+  };
+}
+
+/**
+ * Once the requests for `NT-GONE…` have gone: a request for 20 new records of the same caller is
+ * served in full (asked before the held calls end: the queue holds nothing of the gone ones;
+ * `after`: once they have ended), and of the gone ones only the two calls that were in flight
+ * were made.
+ */
+async function expectGoneDropped(
+  fixture: Awaited<ReturnType<typeof holdingGone>>,
+  prefix: string,
+  after = false,
+): Promise<void> {
+  if (after) {
+    fixture.release();
+    // A read of the two held records ends once their calls have.
+    const held = fixture.asked().map((txRef) => `"${txRef}"`);
+    await gql(
+      fixture.gateway,
+      `{ transactions(txRefs: [${held.join(', ')}]) { txRef } }`,
+      {},
+      fixture.token,
+    );
+  }
+  const next = gql(fixture.gateway, records(prefix, 1), {}, fixture.token);
+  fixture.release();
+  const response = await next;
+  expect(response.errors).toBeUndefined();
+  expect((response.data as { t0: unknown[] }).t0).toHaveLength(20);
+  const asked = fixture.asked();
+  expect(asked.filter((txRef) => txRef.startsWith('NT-GONE'))).toHaveLength(2);
+  expect(asked.filter((txRef) => txRef.startsWith(`NT-${prefix}`))).toHaveLength(20);
+  expect(asked).toHaveLength(22);
+}
+
+it("calls waiting for requests whose clients have gone are never made, and leave the caller's queue to its next requests", async () => {
+  const fixture = await holdingGone();
+  const { payment, gateway, token, requestLines } = fixture;
   // 40 records: 2 calls in flight, 38 in the caller's queue, which is then full.
   const first = leaving(gateway, records('GONE', 2), token);
   await until(() => payment.requests.length === 2, 5000);
@@ -128,17 +193,70 @@ it("calls waiting for requests whose clients have gone are never made, and leave
   second.leave();
   // Each request's line is written when its connection closes, as its signal aborts.
   await until(() => requestLines() === 2, 5000);
-
-  const next = gql(gateway, records('NEXT', 1), {}, token);
-  release();
-  const response = await next;
-  expect(response.errors).toBeUndefined();
-  expect((response.data as { t0: unknown[] }).t0).toHaveLength(20);
   // The two calls in flight were made; the 38 that waited were not.
-  const asked = payment.requests.map((request) => request.path.split('/').pop() ?? '');
-  expect(asked.filter((txRef) => txRef.startsWith('NT-GONE'))).toHaveLength(2);
-  expect(asked.filter((txRef) => txRef.startsWith('NT-NEXT'))).toHaveLength(20);
-  expect(asked).toHaveLength(22);
+  await expectGoneDropped(fixture, 'NEXT');
+});
+
+it("calls waiting in the upstream's shared queue for requests whose clients have gone are never made", async () => {
+  // Two calls in flight for the whole upstream, 38 in its queue; the caller's share is larger.
+  const fixture = await holdingGone({ UPSTREAM_MAX_CONCURRENT: '2', UPSTREAM_MAX_QUEUED: '38' });
+  const { payment, gateway, token, requestLines } = fixture;
+  const first = leaving(gateway, records('GONE', 2), token);
+  await until(() => payment.requests.length === 2, 5000);
+  first.leave();
+  await until(() => requestLines() === 1, 5000);
+  // Each keeps its place in the queue until its turn, which comes once the held calls end.
+  await expectGoneDropped(fixture, 'BULKNEXT', true);
+});
+
+/**
+ * A graphql-ws client (the library's own) on the gateway's /graphql with `token`; its socket
+ * stays open between operations until `dispose`, and `closes` counts its closings.
+ */
+function overWebSocket(gateway: TestGateway, token: string): { client: Client; closes: number[] } {
+  const closes: number[] = [];
+  const client = createClient({
+    url: `${gateway.url.replace('http', 'ws')}/graphql`,
+    webSocketImpl: WebSocket,
+    retryAttempts: 0,
+    lazy: true,
+    lazyCloseTimeout: 60_000,
+    connectionParams: { authorization: `Bearer ${token}` },
+    on: { closed: () => closes.push(Date.now()) },
+  });
+  clients.push(client);
+  return { client, closes };
+}
+
+const ignore = { next: () => {}, error: () => {}, complete: () => {} };
+
+it('a query over a WebSocket whose socket closes has its waiting calls dropped like an HTTP request', async () => {
+  const fixture = await holdingGone();
+  const { payment, gateway, token, requestLines } = fixture;
+  const { client } = overWebSocket(gateway, token);
+  client.subscribe({ query: records('GONE', 2) }, ignore);
+  await until(() => payment.requests.length === 2, 5000);
+  // The socket closes (no `complete` sent); the operation's line is written once it is closed.
+  await client.dispose();
+  await until(() => requestLines() === 1, 5000);
+  await expectGoneDropped(fixture, 'WSNEXT');
+});
+
+it('a query over a WebSocket that the client completes has its waiting calls dropped, the socket still open', async () => {
+  const fixture = await holdingGone();
+  const { payment, gateway, token } = fixture;
+  const { client, closes } = overWebSocket(gateway, token);
+  const unsubscribe = client.subscribe({ query: records('GONE', 2) }, ignore);
+  await until(() => payment.requests.length === 2, 5000);
+  // `complete` for the query; the answer to a later operation on the same socket comes after
+  // the gateway has read it.
+  unsubscribe();
+  const after = await new Promise((resolve, reject) =>
+    client.subscribe({ query: '{ __typename }' }, { next: resolve, error: reject, complete() {} }),
+  );
+  expect(after).toEqual({ data: { __typename: 'Query' } });
+  await expectGoneDropped(fixture, 'WSDONE');
+  expect(closes).toEqual([]);
 });
 
 it('remembers an unknown reference briefly; verifyTransaction still asks', async () => {

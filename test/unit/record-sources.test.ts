@@ -4,18 +4,17 @@
  * sleep: what a cached read serves and when it asks again, that a read bypassing the cache asks
  * the service and its answer is what later reads serve, that an older read finishing last does
  * not overwrite a newer one, that two processes over one shared state missing one record
- * together make one upstream call, and that a call waiting in the caller's share is made only
- * while a request still waits for it.
+ * together make one upstream call, and that a call waiting in the caller's share or in the
+ * upstream's bulkhead, or a retry, is made only while a request still waits for it.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { LeaseFlightLock } from '../../src/cache/flight.ts';
-import { createSources, type RecordSources } from '../../src/cache/sources.ts';
+import type { RecordSources } from '../../src/cache/sources.ts';
 import { RecordCache } from '../../src/cache/store.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig, type UpstreamPolicyConfig } from '../../src/config.ts';
 import { memoryState, type SharedState } from '../../src/state/index.ts';
 import { CallerShare } from '../../src/upstream/caller-share.ts';
-import { KycClient, PaymentClient } from '../../src/upstream/clients.ts';
 import { type Fixture, startFixture, transactionBody } from '../helpers/fixture.ts';
+import { testSources } from '../helpers/sources.ts';
 
 const config = loadConfig({});
 const policy = config.cache;
@@ -27,10 +26,7 @@ let delays: number[] = [];
 let payment: Fixture;
 
 beforeAll(async () => {
-  payment = await startFixture(() => ({
-    body: transactionBody({ txStatus: status }, `PAYMENT_${status}`),
-    delayMs: delays.shift() ?? 0,
-  }));
+  payment = await startFixture(answerStatus);
 });
 
 afterAll(async () => {
@@ -42,6 +38,7 @@ beforeEach(() => {
   vi.setSystemTime(new Date('2026-01-05T12:00:00Z'));
   status = 'SUCCESSFUL';
   delays = [];
+  payment.setHandler(answerStatus);
   payment.requests.length = 0;
 });
 
@@ -56,30 +53,53 @@ afterEach(() => {
 function sources(
   state: SharedState,
   cache: RecordCache = new RecordCache(state.records(policy)),
+  upstream: Partial<UpstreamPolicyConfig> = {},
 ): RecordSources {
-  const upstream = { ...config.upstream, maxAttempts: 1 };
-  return createSources({
-    payment: new PaymentClient({ baseUrl: payment.url, accessToken: 'test-token' }, upstream),
-    kyc: new KycClient(
-      {
-        baseUrl: payment.url,
-        secretKey: 'test-secret',
-        publicKey: 'pk',
-        businessSlug: 'shop',
-        sdkScriptUrl: 'http://127.0.0.1/sdk.js',
-      },
-      upstream,
-    ),
+  return testSources({
+    baseUrl: payment.url,
+    state,
     cache,
-    policy,
-    businessSlug: 'shop',
-    ...(state.shared && {
-      flightLock: new LeaseFlightLock(state, { holdMs: 6_000, waitMs: 5_000, pollMs: 5 }),
-    }),
+    upstream,
+    flight: { holdMs: 6_000, waitMs: 5_000, pollMs: 5 },
   });
 }
 
 const calls = () => payment.requests.length;
+
+/** What the service answers by default: the record of `status`, after the next delay. */
+const answerStatus = () => ({
+  body: transactionBody({ txStatus: status }, `PAYMENT_${status}`),
+  delayMs: delays.shift() ?? 0,
+});
+
+/**
+ * The service answers each reference with its own record, and holds the answer for `txRef`
+ * until `release` (then answers it `heldStatus`, when given); `first` resolves when the first
+ * call has arrived.
+ */
+function holding(
+  txRef: string,
+  heldStatus?: number,
+): { first: Promise<void>; release: () => void } {
+  let release = () => {};
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let arrived = () => {};
+  const first = new Promise<void>((resolve) => {
+    arrived = resolve;
+  });
+  payment.setHandler((request) => {
+    arrived();
+    if (!request.path.endsWith(txRef)) {
+      return { body: transactionBody({ paymentRef: request.path.split('/').pop() }) };
+    }
+    return heldStatus === undefined
+      ? { body: transactionBody({ paymentRef: txRef }), until: held }
+      : { status: heldStatus, body: { error: true }, until: held };
+  });
+  return { first, release };
+}
 
 /**
  * One turn of the event loop: a finished read's flight stays open for the rest of its turn (a
@@ -164,10 +184,7 @@ describe('record sources over the memory state', () => {
       expect(await read.transaction(TX, { bypassCache: true })).toBeNull();
       expect(calls()).toBe(2);
     } finally {
-      payment.setHandler(() => ({
-        body: transactionBody({ txStatus: status }, `PAYMENT_${status}`),
-        delayMs: delays.shift() ?? 0,
-      }));
+      payment.setHandler(answerStatus);
     }
   });
 
@@ -180,67 +197,92 @@ describe('record sources over the memory state', () => {
       work: () => Promise<T>,
       abandoned?: () => AbortSignal,
     ) => share.run('caller', 'service', upstream, work, abandoned);
-    let release = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let arrived = () => {};
-    const first = new Promise<void>((resolve) => {
-      arrived = resolve;
-    });
-    payment.setHandler((request) => {
-      arrived();
-      return {
-        body: transactionBody({ paymentRef: request.path.split('/').pop() }),
-        ...(request.path.endsWith('NT-HELD1') && { until: held }),
-      };
-    });
-    try {
-      const x = new AbortController();
-      const y = new AbortController();
-      const z = new AbortController();
-      const inFlight = read.transaction('NT-HELD1', { gate, signal: x.signal });
-      await first;
-      // Queued behind it: one record X and Y wait for, one X and Z wait for (single flight).
-      const sharedByXY = [
-        read.transaction('NT-SHARED1', { gate, signal: x.signal }),
-        read.transaction('NT-SHARED1', { gate, signal: y.signal }),
-      ];
-      const sharedByXZ = [
-        read.transaction('NT-GONE1', { gate, signal: x.signal }),
-        read.transaction('NT-GONE1', { gate, signal: z.signal }),
-      ];
-      // Each read has looked at the cache and joined its flight.
-      await turn();
-      x.abort();
-      z.abort();
-      for (const gone of await Promise.allSettled(sharedByXZ)) {
-        expect(gone.status === 'rejected' && gone.reason).toBeInstanceOf(DOMException);
-      }
-      // A request arriving now starts a read of its own instead of joining the dropped one.
-      const later = read.transaction('NT-GONE1', { gate, signal: new AbortController().signal });
-      release();
-      expect((await inFlight)?.txRef).toBe('NT-HELD1');
-      expect((await Promise.all(sharedByXY)).map((record) => record?.txRef)).toEqual([
-        'NT-SHARED1',
-        'NT-SHARED1',
-      ]);
-      expect((await later)?.txRef).toBe('NT-GONE1');
-      expect(payment.requests.map((request) => request.path.split('/').pop())).toEqual([
-        'NT-HELD1',
-        'NT-SHARED1',
-        'NT-GONE1',
-      ]);
-      // The call in flight when its request ended was stored.
-      await turn();
-      expect((await read.transaction('NT-HELD1'))?.txRef).toBe('NT-HELD1');
-      expect(calls()).toBe(3);
-      expect(share.callers).toBe(0);
-    } finally {
-      payment.setHandler(() => ({
-        body: transactionBody({ txStatus: status }, `PAYMENT_${status}`),
-        delayMs: delays.shift() ?? 0,
-      }));
+    const { first, release } = holding('NT-HELD1');
+    const x = new AbortController();
+    const y = new AbortController();
+    const z = new AbortController();
+    const inFlight = read.transaction('NT-HELD1', { gate, signal: x.signal });
+    await first;
+    // Queued behind it: one record X and Y wait for, one X and Z wait for (single flight).
+    const sharedByXY = [
+      read.transaction('NT-SHARED1', { gate, signal: x.signal }),
+      read.transaction('NT-SHARED1', { gate, signal: y.signal }),
+    ];
+    const sharedByXZ = [
+      read.transaction('NT-GONE1', { gate, signal: x.signal }),
+      read.transaction('NT-GONE1', { gate, signal: z.signal }),
+    ];
+    // Each read has looked at the cache and joined its flight.
+    await turn();
+    x.abort();
+    z.abort();
+    for (const gone of await Promise.allSettled(sharedByXZ)) {
+      expect(gone.status === 'rejected' && gone.reason).toBeInstanceOf(DOMException);
     }
+    // A request arriving now starts a read of its own instead of joining the dropped one.
+    const later = read.transaction('NT-GONE1', { gate, signal: new AbortController().signal });
+    release();
+    expect((await inFlight)?.txRef).toBe('NT-HELD1');
+    expect((await Promise.all(sharedByXY)).map((record) => record?.txRef)).toEqual([
+      'NT-SHARED1',
+      'NT-SHARED1',
+    ]);
+    expect((await later)?.txRef).toBe('NT-GONE1');
+    expect(payment.requests.map((request) => request.path.split('/').pop())).toEqual([
+      'NT-HELD1',
+      'NT-SHARED1',
+      'NT-GONE1',
+    ]);
+    // The call in flight when its request ended was stored.
+    await turn();
+    expect((await read.transaction('NT-HELD1'))?.txRef).toBe('NT-HELD1');
+    expect(calls()).toBe(3);
+    expect(share.callers).toBe(0);
+  });
+
+  it('a retry is not made once no request waits for the read', async () => {
+    const read = sources(memoryState(), undefined, { maxAttempts: 2 });
+    // The service holds its answer, then says 503 (which is retried).
+    const { first, release } = holding('NT-RETRY1', 503);
+    const x = new AbortController();
+    const gone = read.transaction('NT-RETRY1', { signal: x.signal });
+    await first;
+    x.abort();
+    release();
+    await expect(gone).rejects.toBeInstanceOf(DOMException);
+    expect(calls()).toBe(1);
+  });
+
+  it("a call waiting in the upstream's bulkhead is dropped once no request waits for it; the one in flight is made and stored", async () => {
+    // One call in flight for the whole upstream, the others in its queue; no caller share.
+    const read = sources(memoryState(), undefined, { maxConcurrent: 1, maxQueued: 10 });
+    const { first, release } = holding('NT-BULK1');
+    const x = new AbortController();
+    const y = new AbortController();
+    const z = new AbortController();
+    const inFlight = read.transaction('NT-BULK1', { signal: x.signal });
+    await first;
+    // Queued behind it in the bulkhead: one record Y alone waits for, one X and Z wait for.
+    const gone = read.transaction('NT-BGONE1', { signal: y.signal });
+    const kept = [
+      read.transaction('NT-BKEPT1', { signal: x.signal }),
+      read.transaction('NT-BKEPT1', { signal: z.signal }),
+    ];
+    await turn();
+    // X's request ends too: its call in flight is made all the same, and Z still waits.
+    x.abort();
+    y.abort();
+    release();
+    expect((await inFlight)?.txRef).toBe('NT-BULK1');
+    await expect(gone).rejects.toBeInstanceOf(DOMException);
+    expect((await kept[1])?.txRef).toBe('NT-BKEPT1');
+    expect(payment.requests.map((request) => request.path.split('/').pop())).toEqual([
+      'NT-BULK1',
+      'NT-BKEPT1',
+    ]);
+    // The call in flight when its request ended was stored.
+    await turn();
+    expect((await read.transaction('NT-BULK1'))?.txRef).toBe('NT-BULK1');
+    expect(calls()).toBe(2);
   });
 });
