@@ -77,7 +77,7 @@ export function createContext(
     caller,
     loaders: createLoaders(deps.sources, stale, {
       maxRecords: deps.settings.maxRecordsPerRequest,
-      signal: signal(),
+      signal,
       ...(share && {
         gate: (upstream, work, abandoned) => share.run(caller, kind, upstream, work, abandoned),
       }),
@@ -118,8 +118,8 @@ export interface RequestLimits {
   maxRecords: number;
   /** Runs a miss's upstream call within the caller's share. */
   gate?: ReadOptions['gate'];
-  /** Aborted when the request has ended. */
-  signal?: AbortSignal;
+  /** Aborted when the request has ended; asked for only when a call has to wait. */
+  signal?: () => AbortSignal;
 }
 
 function loader<T>(

@@ -42,10 +42,10 @@ export interface ReadOptions {
   /** Told when the record served is a stale copy: its id and its age. */
   onStale?: (id: string, ageSeconds: number) => void;
   /**
-   * Aborted when the request has ended (its client gone). Absent, the read is always made (a
-   * webhook's read, a live poll).
+   * Aborted when the request has ended (its client gone); asked for only when a call has to
+   * wait. Absent, the read is always made (a webhook's read, a live poll).
    */
-  signal?: AbortSignal;
+  signal?: () => AbortSignal;
   /**
    * Runs the upstream call of a miss (the caller's share of upstream concurrency). `abandoned`
    * aborts once no request waits for the call any more; the gate asks for it only when the call
@@ -112,10 +112,12 @@ const ABANDONED = new DOMException('No request waits for this read any more.', '
 
 /**
  * The requests waiting for one read, by their signals. {@link Waiters.abandoned} aborts once
- * every one of them has ended; a waiter without a signal never ends. Nothing listens to the
- * requests' signals until the read's call has to wait and asks for it.
+ * every one of them has ended; a waiter without a signal never ends. Nothing asks for the
+ * requests' signals, nor listens to them, until the read's call has to wait and asks.
  */
 class Waiters {
+  /** The waiters' signals, each made (asked for) once the call asks. */
+  readonly #lazy: Array<() => AbortSignal> = [];
   readonly #signals: AbortSignal[] = [];
   #forever = false;
   #gone: AbortController | undefined;
@@ -123,19 +125,25 @@ class Waiters {
   #check: (() => void) | undefined;
   readonly #onGone: () => void;
 
-  constructor(signal: AbortSignal | undefined, onGone: () => void) {
+  constructor(signal: (() => AbortSignal) | undefined, onGone: () => void) {
     this.#onGone = onGone;
     this.join(signal);
   }
 
-  join(signal: AbortSignal | undefined): void {
-    if (!signal) {
+  join(lazy: (() => AbortSignal) | undefined): void {
+    if (!lazy) {
       this.#forever = true;
       this.close();
       return;
     }
+    if (this.#forever) return;
+    if (!this.#gone) {
+      this.#lazy.push(lazy);
+      return;
+    }
+    const signal = lazy();
     this.#signals.push(signal);
-    if (this.#check && !this.#forever) signal.addEventListener('abort', this.#check);
+    if (this.#check) signal.addEventListener('abort', this.#check);
   }
 
   /** Aborted once every waiter has ended. */
@@ -152,6 +160,8 @@ class Waiters {
       gone.abort(ABANDONED);
     };
     this.#check = check;
+    for (const lazy of this.#lazy) this.#signals.push(lazy());
+    this.#lazy.length = 0;
     for (const signal of this.#signals) signal.addEventListener('abort', check);
     check();
     return gone.signal;
@@ -189,7 +199,7 @@ class SingleFlight {
 
   run<T>(
     key: string,
-    signal: AbortSignal | undefined,
+    signal: (() => AbortSignal) | undefined,
     work: (abandoned: () => AbortSignal) => Promise<T>,
   ): Promise<T> {
     const existing = this.#inFlight.get(key);
@@ -217,7 +227,7 @@ class SingleFlight {
 /** A read for one request alone is abandoned when that request has ended. */
 const NEVER_ENDS = new AbortController().signal;
 function requestEnded(options: ReadOptions): () => AbortSignal {
-  return () => options.signal ?? NEVER_ENDS;
+  return options.signal ?? (() => NEVER_ENDS);
 }
 
 /** The upstream is down (as opposed to answering something wrong): stale may stand in. */

@@ -28,8 +28,22 @@ export async function readBody(req: IncomingMessage): Promise<string> {
 export function clientGone(res: ServerResponse): AbortSignal {
   const controller = new AbortController();
   // The response closes when it has been sent or its connection is gone, whichever comes first.
-  res.once('close', () => controller.abort(OPERATION_ENDED));
+  if (res.closed) controller.abort(OPERATION_ENDED);
+  else res.once('close', () => controller.abort(OPERATION_ENDED));
   return controller.signal;
+}
+
+/**
+ * {@link clientGone}, made only when first asked for: most requests answer without anything
+ * asking whether their client is still there, and then cost no controller, no listener and no
+ * abort event.
+ */
+export function lazyClientGone(res: ServerResponse): () => AbortSignal {
+  let signal: AbortSignal | undefined;
+  return () => {
+    signal ??= clientGone(res);
+    return signal;
+  };
 }
 
 const JSON_BODY = /^application\/json\s*(;|$)/i;

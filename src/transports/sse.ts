@@ -420,7 +420,7 @@ export function createSseTransport(deps: SseDeps) {
       method: 'POST',
       req,
       summary,
-      signal: stop.signal,
+      signal: () => stop.signal,
       parts: true,
     });
     const finished = () => {

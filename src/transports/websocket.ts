@@ -194,7 +194,7 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps): () => Prom
           method: 'POST',
           req: extra.request,
           summary,
-          signal: stop.signal,
+          signal: () => stop.signal,
           charge: true,
         }),
       );

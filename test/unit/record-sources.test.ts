@@ -201,16 +201,16 @@ describe('record sources over the memory state', () => {
     const x = new AbortController();
     const y = new AbortController();
     const z = new AbortController();
-    const inFlight = read.transaction('NT-HELD1', { gate, signal: x.signal });
+    const inFlight = read.transaction('NT-HELD1', { gate, signal: () => x.signal });
     await first;
     // Queued behind it: one record X and Y wait for, one X and Z wait for (single flight).
     const sharedByXY = [
-      read.transaction('NT-SHARED1', { gate, signal: x.signal }),
-      read.transaction('NT-SHARED1', { gate, signal: y.signal }),
+      read.transaction('NT-SHARED1', { gate, signal: () => x.signal }),
+      read.transaction('NT-SHARED1', { gate, signal: () => y.signal }),
     ];
     const sharedByXZ = [
-      read.transaction('NT-GONE1', { gate, signal: x.signal }),
-      read.transaction('NT-GONE1', { gate, signal: z.signal }),
+      read.transaction('NT-GONE1', { gate, signal: () => x.signal }),
+      read.transaction('NT-GONE1', { gate, signal: () => z.signal }),
     ];
     // Each read has looked at the cache and joined its flight.
     await turn();
@@ -220,7 +220,10 @@ describe('record sources over the memory state', () => {
       expect(gone.status === 'rejected' && gone.reason).toBeInstanceOf(DOMException);
     }
     // A request arriving now starts a read of its own instead of joining the dropped one.
-    const later = read.transaction('NT-GONE1', { gate, signal: new AbortController().signal });
+    const later = read.transaction('NT-GONE1', {
+      gate,
+      signal: () => new AbortController().signal,
+    });
     release();
     expect((await inFlight)?.txRef).toBe('NT-HELD1');
     expect((await Promise.all(sharedByXY)).map((record) => record?.txRef)).toEqual([
@@ -245,7 +248,7 @@ describe('record sources over the memory state', () => {
     // The service holds its answer, then says 503 (which is retried).
     const { first, release } = holding('NT-RETRY1', 503);
     const x = new AbortController();
-    const gone = read.transaction('NT-RETRY1', { signal: x.signal });
+    const gone = read.transaction('NT-RETRY1', { signal: () => x.signal });
     await first;
     x.abort();
     release();
@@ -260,13 +263,13 @@ describe('record sources over the memory state', () => {
     const x = new AbortController();
     const y = new AbortController();
     const z = new AbortController();
-    const inFlight = read.transaction('NT-BULK1', { signal: x.signal });
+    const inFlight = read.transaction('NT-BULK1', { signal: () => x.signal });
     await first;
     // Queued behind it in the bulkhead: one record Y alone waits for, one X and Z wait for.
-    const gone = read.transaction('NT-BGONE1', { signal: y.signal });
+    const gone = read.transaction('NT-BGONE1', { signal: () => y.signal });
     const kept = [
-      read.transaction('NT-BKEPT1', { signal: x.signal }),
-      read.transaction('NT-BKEPT1', { signal: z.signal }),
+      read.transaction('NT-BKEPT1', { signal: () => x.signal }),
+      read.transaction('NT-BKEPT1', { signal: () => z.signal }),
     ];
     await turn();
     // X's request ends too: its call in flight is made all the same, and Z still waits.

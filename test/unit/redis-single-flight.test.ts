@@ -90,8 +90,8 @@ describe.skipIf(skip)('single flight between replicas over Redis', () => {
     const z = new AbortController();
     let looking = look();
     const readsB = [
-      b.transaction(TX, { signal: y.signal }),
-      b.transaction(TX, { signal: z.signal }),
+      b.transaction(TX, { signal: () => y.signal }),
+      b.transaction(TX, { signal: () => z.signal }),
     ];
     const settledB = Promise.allSettled(readsB);
     await looking;
