@@ -168,6 +168,112 @@ export function summarise(file: string, top = 20, serving = SERVING): Summary {
   };
 }
 
+/**
+ * The gateway's production features as the profile sees them: the frames that are each one's
+ * code. `leaf` features (the log line, the metrics, the cache write, the token check, the rate
+ * limit) are measured by the time with one of their frames anywhere on the stack; the others wrap
+ * the upstream call they guard, so their time on the stack would hold the call itself, and they
+ * are measured by their own time: samples whose innermost frame of JavaScript (Node's internals
+ * and native code counted to their caller) is theirs.
+ */
+export const FEATURE_FRAMES: ReadonlyArray<{
+  name: string;
+  leaf: boolean;
+  matches: (frame: CallFrame) => boolean;
+}> = [
+  {
+    name: 'log line',
+    leaf: true,
+    matches: (f) =>
+      f.url.endsWith('/src/observability/logger.ts') ||
+      f.url.includes('/node_modules/pino/') ||
+      f.url.includes('/node_modules/sonic-boom/'),
+  },
+  {
+    name: 'metrics',
+    leaf: true,
+    matches: (f) =>
+      f.url.includes('/node_modules/prom-client/') ||
+      f.url.endsWith('/src/observability/metrics.ts'),
+  },
+  {
+    name: 'record cache write',
+    leaf: true,
+    matches: (f) =>
+      f.functionName === 'writeIfNewer' ||
+      (f.functionName === 'store' && f.url.endsWith('/src/cache/store.ts')),
+  },
+  { name: 'token check', leaf: true, matches: (f) => f.url.endsWith('/src/auth.ts') },
+  { name: 'rate limit', leaf: true, matches: (f) => f.url.endsWith('/src/http/rate-limit.ts') },
+  {
+    name: 'caller share',
+    leaf: false,
+    matches: (f) => f.url.endsWith('/src/upstream/caller-share.ts'),
+  },
+  {
+    name: 'breaker and bulkhead',
+    leaf: false,
+    matches: (f) => f.url.includes('/node_modules/cockatiel/'),
+  },
+  {
+    name: 'single flight (in process)',
+    leaf: false,
+    matches: (f) =>
+      f.url.endsWith('/src/cache/sources.ts') &&
+      ['run', 'join', 'abandoned', 'close', 'shared'].includes(f.functionName),
+  },
+];
+
+/** Whether a frame is Node's own or native (its time belongs to the JavaScript that called it). */
+function internal(frame: CallFrame): boolean {
+  return frame.url === '' || frame.url.startsWith('node:');
+}
+
+/** Each feature's share of the busy time from the first request on (see FEATURE_FRAMES). */
+export function featureShares(
+  file: string,
+  serving = SERVING,
+): Array<{ name: string; leaf: boolean; ms: number; share: number }> {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+  const byId = new Map<number, ProfileNode>();
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) {
+    byId.set(node.id, node);
+    for (const child of node.children ?? []) parent.set(child, node.id);
+  }
+  const stack = (id: number): CallFrame[] => {
+    const frames: CallFrame[] = [];
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const frame = byId.get(at)?.callFrame;
+      if (frame) frames.push(frame);
+    }
+    return frames;
+  };
+  const first = profile.samples.findIndex((id) => stack(id).some(serving));
+  const us = FEATURE_FRAMES.map(() => 0);
+  let busyUs = 0;
+  for (let i = first === -1 ? 0 : first; i < profile.samples.length; i++) {
+    const frames = stack(profile.samples[i] as number);
+    const leafFrame = frames[0];
+    if (leafFrame?.functionName === '(idle)') continue;
+    const delta = profile.timeDeltas[i] ?? 0;
+    busyUs += delta;
+    const own = frames.find((frame) => !internal(frame));
+    FEATURE_FRAMES.forEach((feature, index) => {
+      const hit = feature.leaf
+        ? frames.some(feature.matches)
+        : own !== undefined && feature.matches(own);
+      if (hit) us[index] = (us[index] ?? 0) + delta;
+    });
+  }
+  return FEATURE_FRAMES.map((feature, index) => ({
+    name: feature.name,
+    leaf: feature.leaf,
+    ms: (us[index] ?? 0) / 1000,
+    share: busyUs > 0 ? (us[index] ?? 0) / busyUs : 0,
+  }));
+}
+
 const pct = (share: number) => `${(share * 100).toFixed(1)} %`;
 
 /** A markdown rendering of a summary. */
@@ -201,6 +307,21 @@ export function renderSummary(title: string, summary: Summary): string {
     ...summary.packages.map((r) => `| ${r.ms.toFixed(0)} ms | ${pct(r.share)} | ${r.name} |`),
     '',
   ];
+  return lines.join('\n');
+}
+
+/** A markdown table of {@link featureShares} for several profiles (one column each). */
+export function renderFeatureShares(columns: Array<{ title: string; file: string }>): string {
+  const shares = columns.map((column) => featureShares(column.file));
+  const lines = [
+    `| Feature (its code in the profile) | ${columns.map((c) => c.title).join(' | ')} |`,
+    `| --- | ${columns.map(() => '-:').join(' | ')} |`,
+  ];
+  FEATURE_FRAMES.forEach((feature, index) => {
+    lines.push(
+      `| ${feature.name} (${feature.leaf ? 'on the stack' : 'own time'}) | ${shares.map((rows) => pct(rows[index]?.share ?? 0)).join(' | ')} |`,
+    );
+  });
   return lines.join('\n');
 }
 

@@ -87,6 +87,7 @@ import {
 } from './lib.ts';
 import {
   renderAllocations,
+  renderFeatureShares,
   renderSummary,
   summarise,
   summariseAllocations,
@@ -628,6 +629,19 @@ async function profile(stub: Started, reference: Started): Promise<void> {
       ),
     );
   }
+  const scenarios = SCENARIOS.filter((s) => SCENARIO_IDS.includes(s.id));
+  report.push(
+    [
+      `### What each production feature takes of the busy time (auth ${AUTH_MODES[0] ?? 'on'}, ${CONNECTIONS} connections)`,
+      '',
+      renderFeatureShares(
+        scenarios.map((s) => ({ title: s.id, file: `${dir}/gateway-${s.id}.cpuprofile` })),
+      ),
+      '',
+      "On the stack: samples with one of the feature's frames anywhere on the stack. Own time (the features that wrap the upstream call): samples whose innermost JavaScript frame is the feature's. Neither counts the garbage collector's work on what the feature allocates or keeps, nor V8's threads.",
+      '',
+    ].join('\n'),
+  );
   const text = report.join('\n');
   writeFileSync(`${ROOT}bench/results/profile-summary.md`, `${text}\n`);
   console.log(`\n${text}`);

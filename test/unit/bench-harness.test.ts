@@ -17,7 +17,7 @@ import {
   type Started,
   startNode,
 } from '../../bench/lib.ts';
-import { summarise } from '../../bench/profile-summary.ts';
+import { featureShares, summarise } from '../../bench/profile-summary.ts';
 
 let started: Started | undefined;
 afterEach(async () => {
@@ -109,4 +109,49 @@ it("summarises a profile from its first sample in the gateway's server on", () =
   expect(summary.totalMs).toBe(3);
   expect(summary.self.find((row) => row.name === 'readAnswer')?.ms).toBe(2);
   expect(summary.self.find((row) => row.name === 'compile')?.ms).toBe(1);
+});
+
+it("takes a feature's share of a profile on the stack, or as its own time when it wraps a call", () => {
+  const frame = (functionName: string, url: string) => ({
+    functionName,
+    url,
+    scriptId: '0',
+    lineNumber: 0,
+    columnNumber: 0,
+  });
+  const profile = {
+    nodes: [
+      { id: 1, callFrame: frame('(root)', ''), children: [2] },
+      { id: 2, callFrame: frame('serve', 'file:///app/src/server.ts'), children: [3, 5, 7] },
+      {
+        id: 3,
+        callFrame: frame('writeRequestLine', 'file:///app/src/observability/logger.ts'),
+        children: [4],
+      },
+      { id: 4, callFrame: frame('writeUtf8String', ''), children: [] },
+      {
+        id: 5,
+        callFrame: frame('execute', 'file:///app/node_modules/cockatiel/dist/Bulkhead.js'),
+        children: [6],
+      },
+      {
+        id: 6,
+        callFrame: frame('readAnswer', 'file:///app/src/upstream/clients.ts'),
+        children: [],
+      },
+      { id: 7, callFrame: frame('(idle)', ''), children: [] },
+    ],
+    // Log line 2 ms (one in native code it called), the bulkhead's own 1 ms, the call it wraps
+    // 3 ms, idle 4 ms (not busy).
+    samples: [3, 4, 5, 6, 6, 6, 7, 7, 7, 7],
+    timeDeltas: Array.from({ length: 10 }, () => 1000),
+    startTime: 0,
+    endTime: 10_000,
+  };
+  const file = join(mkdtempSync(join(tmpdir(), 'profile-')), 'p.cpuprofile');
+  writeFileSync(file, JSON.stringify(profile));
+  const shares = Object.fromEntries(featureShares(file).map((row) => [row.name, row.share]));
+  expect(shares['log line']).toBeCloseTo(2 / 6);
+  expect(shares['breaker and bulkhead']).toBeCloseTo(1 / 6);
+  expect(shares.metrics).toBe(0);
 });
