@@ -83,6 +83,22 @@ function packageOf(frame: CallFrame): string {
   return url;
 }
 
+/** A profile with its nodes by id and each node's parent. */
+function readProfile(file: string): {
+  profile: CpuProfile;
+  byId: Map<number, ProfileNode>;
+  parent: Map<number, number>;
+} {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+  const byId = new Map<number, ProfileNode>();
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) {
+    byId.set(node.id, node);
+    for (const child of node.children ?? []) parent.set(child, node.id);
+  }
+  return { profile, byId, parent };
+}
+
 /** A frame of the gateway's request path: its HTTP server (`src/server.ts`). */
 const SERVING = (frame: CallFrame): boolean => frame.url.endsWith('/src/server.ts');
 
@@ -92,13 +108,7 @@ const SERVING = (frame: CallFrame): boolean => frame.url.endsWith('/src/server.t
  * the shares are of the time spent serving. A profile with no such frame is summarised whole.
  */
 export function summarise(file: string, top = 20, serving = SERVING): Summary {
-  const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
-  const byId = new Map<number, ProfileNode>();
-  const parent = new Map<number, number>();
-  for (const node of profile.nodes) {
-    byId.set(node.id, node);
-    for (const child of node.children ?? []) parent.set(child, node.id);
-  }
+  const { profile, byId, parent } = readProfile(file);
   const inRequestPath = (id: number): boolean => {
     for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
       const frame = byId.get(at)?.callFrame;
@@ -234,13 +244,7 @@ export function featureShares(
   file: string,
   serving = SERVING,
 ): Array<{ name: string; leaf: boolean; ms: number; share: number }> {
-  const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
-  const byId = new Map<number, ProfileNode>();
-  const parent = new Map<number, number>();
-  for (const node of profile.nodes) {
-    byId.set(node.id, node);
-    for (const child of node.children ?? []) parent.set(child, node.id);
-  }
+  const { profile, byId, parent } = readProfile(file);
   const stack = (id: number): CallFrame[] => {
     const frames: CallFrame[] = [];
     for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {

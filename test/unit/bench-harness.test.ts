@@ -68,6 +68,18 @@ it("takes a feature's share as the median of its alternating pairs", () => {
   expect(share([])).toBeNaN();
 });
 
+/** A frame of a synthetic V8 CPU profile. */
+function frame(functionName: string, url: string) {
+  return { functionName, url, scriptId: '0', lineNumber: 0, columnNumber: 0 };
+}
+
+/** A synthetic profile written to a file of its own. */
+function written(profile: object): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'profile-')), 'p.cpuprofile');
+  writeFileSync(file, JSON.stringify(profile));
+  return file;
+}
+
 it("gives the middle half of the rounds' CPU shares", () => {
   const rounds = [100, 110, 125, 200].map((featureCpuUs) => ({
     bareRps: 1,
@@ -82,13 +94,6 @@ it("gives the middle half of the rounds' CPU shares", () => {
 });
 
 it("summarises a profile from its first sample in the gateway's server on", () => {
-  const frame = (functionName: string, url: string) => ({
-    functionName,
-    url,
-    scriptId: '0',
-    lineNumber: 0,
-    columnNumber: 0,
-  });
   const profile = {
     nodes: [
       { id: 1, callFrame: frame('(root)', ''), children: [2, 3] },
@@ -102,8 +107,7 @@ it("summarises a profile from its first sample in the gateway's server on", () =
     startTime: 0,
     endTime: 6000,
   };
-  const file = join(mkdtempSync(join(tmpdir(), 'profile-')), 'p.cpuprofile');
-  writeFileSync(file, JSON.stringify(profile));
+  const file = written(profile);
   const summary = summarise(file);
   expect(summary.startupMs).toBe(3);
   expect(summary.totalMs).toBe(3);
@@ -112,13 +116,6 @@ it("summarises a profile from its first sample in the gateway's server on", () =
 });
 
 it("takes a feature's share of a profile on the stack, or as its own time when it wraps a call", () => {
-  const frame = (functionName: string, url: string) => ({
-    functionName,
-    url,
-    scriptId: '0',
-    lineNumber: 0,
-    columnNumber: 0,
-  });
   const profile = {
     nodes: [
       { id: 1, callFrame: frame('(root)', ''), children: [2] },
@@ -148,8 +145,7 @@ it("takes a feature's share of a profile on the stack, or as its own time when i
     startTime: 0,
     endTime: 10_000,
   };
-  const file = join(mkdtempSync(join(tmpdir(), 'profile-')), 'p.cpuprofile');
-  writeFileSync(file, JSON.stringify(profile));
+  const file = written(profile);
   const shares = Object.fromEntries(featureShares(file).map((row) => [row.name, row.share]));
   expect(shares['log line']).toBeCloseTo(2 / 6);
   expect(shares['breaker and bulkhead']).toBeCloseTo(1 / 6);
