@@ -1,9 +1,10 @@
 /**
  * `npm run bench -- --features`: what each production feature of the gateway costs. The bare
  * pipeline (every feature below off) is measured against the bare pipeline plus one feature, in
- * alternating pairs (bare, feature, feature, bare, …: two processes side by side on core 0, the
- * idle one paused), and each feature's share is 1 − its req/s ÷ the bare pipeline's, the median
- * of the pairs. "All together" adds every switchable feature at once.
+ * rounds of alternating short cells (feature, bare, bare, feature, …: two processes side by side
+ * on core 0, the idle one paused), and each feature's share is 1 − its req/s ÷ the bare
+ * pipeline's, the median of the rounds. "All together" adds every switchable feature at once;
+ * {@link NOISE_FLOOR}, a second bare process, shows what the run cannot tell apart.
  *
  * The switches: three are the gateway's own settings (the token check is AUTH_DISABLED against
  * AUTH_JWT_SECRET, the rate limit RATE_LIMIT_RPS=0 against a limit no request reaches, the log

@@ -32,10 +32,11 @@
  *                      of requests per scenario, auth on by default. Unlike req/s, this does not
  *                      move with the machine's load, so it can compare changes on a noisy machine.
  *   --features         instead of the tables: the gateway's bare pipeline, then each production
- *                      feature added alone, in alternating pairs (bench/features.ts); each share
- *                      from req/s and from µs of CPU per request (which does not move with the
- *                      machine's load). BENCH_FEATURE_PAIRS pairs (default 3); BENCH_FEATURE_NAMES
- *                      (words, comma-separated) keeps only the features whose name holds one.
+ *                      feature added alone, in rounds of alternating short cells, beside a second
+ *                      bare process (the noise floor; bench/features.ts); each share from req/s
+ *                      and from µs of CPU per request. BENCH_FEATURE_PAIRS rounds (default 8);
+ *                      BENCH_FEATURE_NAMES (words, comma-separated) keeps only the features whose
+ *                      name holds one.
  *   --businesses N,M   instead of the tables: what more businesses cost (bench/businesses.ts).
  *                      The gateway alone, auth on, serving one business (no file) and N, M
  *                      businesses from a BUSINESSES_FILE against the stub, the requests spread
