@@ -99,6 +99,27 @@ function readProfile(file: string): {
   return { profile, byId, parent };
 }
 
+/**
+ * The index of the first sample with a frame for which `serving` holds on its stack (0 when
+ * none has): where the process's start ends.
+ */
+function firstServing(
+  profile: CpuProfile,
+  byId: Map<number, ProfileNode>,
+  parent: Map<number, number>,
+  serving: (frame: CallFrame) => boolean,
+): number {
+  const inRequestPath = (id: number): boolean => {
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const frame = byId.get(at)?.callFrame;
+      if (frame && serving(frame)) return true;
+    }
+    return false;
+  };
+  const first = profile.samples.findIndex(inRequestPath);
+  return first === -1 ? 0 : first;
+}
+
 /** A frame of the gateway's request path: its HTTP server (`src/server.ts`). */
 const SERVING = (frame: CallFrame): boolean => frame.url.endsWith('/src/server.ts');
 
@@ -109,15 +130,7 @@ const SERVING = (frame: CallFrame): boolean => frame.url.endsWith('/src/server.t
  */
 export function summarise(file: string, top = 20, serving = SERVING): Summary {
   const { profile, byId, parent } = readProfile(file);
-  const inRequestPath = (id: number): boolean => {
-    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
-      const frame = byId.get(at)?.callFrame;
-      if (frame && serving(frame)) return true;
-    }
-    return false;
-  };
-  const first = profile.samples.findIndex(inRequestPath);
-  const from = first === -1 ? 0 : first;
+  const from = firstServing(profile, byId, parent, serving);
   let startupUs = 0;
   for (let i = 0; i < from; i++) startupUs += profile.timeDeltas[i] ?? 0;
   const selfByNode = new Map<number, number>();
@@ -253,10 +266,9 @@ export function featureShares(
     }
     return frames;
   };
-  const first = profile.samples.findIndex((id) => stack(id).some(serving));
   const us = FEATURE_FRAMES.map(() => 0);
   let busyUs = 0;
-  for (let i = first === -1 ? 0 : first; i < profile.samples.length; i++) {
+  for (let i = firstServing(profile, byId, parent, serving); i < profile.samples.length; i++) {
     const frames = stack(profile.samples[i] as number);
     const leafFrame = frames[0];
     if (leafFrame?.functionName === '(idle)') continue;

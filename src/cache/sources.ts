@@ -344,7 +344,7 @@ export function createSources(deps: SourceDeps): RecordSources {
 
   async function read<T>(kind: RecordKind<T>, key: string, id: string, options: ReadOptions) {
     if (options.bypassCache) {
-      return fetchAndStore(kind, key, id, options, options.signal && requestEnded(options));
+      return fetchAndStore(kind, key, id, options, options.signal);
     }
     const cached = await cache.get<T | null>(kind.name, key);
     if (cached && cached.freshUntil > Date.now()) {
