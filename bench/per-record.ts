@@ -65,7 +65,7 @@ const cacheConfig = {
 
 const result = (body: string): HttpResult => ({ status: 200, headers: {}, body, attempts: 1 });
 
-type Step = (body: string, i: number, cache: RecordCache) => Promise<unknown>;
+type Step = (body: string, i: number, cache: RecordCache) => unknown;
 
 const kinds: Array<{ name: string; texts: string[]; step: Step }> = [
   {

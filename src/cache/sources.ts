@@ -30,6 +30,7 @@ import type { CacheConfig } from '../config.ts';
 import { type UpstreamName, UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.ts';
 import type { UpstreamKycUser, UpstreamTransaction } from '../model/records.ts';
 import { isFinalStatus } from '../model/status.ts';
+import { settled } from '../state/records.ts';
 import type { KycClient, PaymentClient } from '../upstream/clients.ts';
 import type { CachedEntry, RecordCache } from './store.ts';
 
@@ -116,8 +117,10 @@ const ABANDONED = new DOMException('No request waits for this read any more.', '
  * requests' signals, nor listens to them, until the read's call has to wait and asks.
  */
 class Waiters {
-  /** The waiters' signals, each made (asked for) once the call asks. */
-  readonly #lazy: Array<() => AbortSignal> = [];
+  /** The first waiter's signal, made (asked for) once the call asks; the others' in `#more`. */
+  #first: (() => AbortSignal) | undefined;
+  #more: Array<() => AbortSignal> | undefined;
+  /** The waiters' signals, once the call has asked. */
   readonly #signals: AbortSignal[] = [];
   #forever = false;
   #gone: AbortController | undefined;
@@ -138,7 +141,9 @@ class Waiters {
     }
     if (this.#forever) return;
     if (!this.#gone) {
-      this.#lazy.push(lazy);
+      if (this.#first === undefined) this.#first = lazy;
+      else if (this.#more) this.#more.push(lazy);
+      else this.#more = [lazy];
       return;
     }
     const signal = lazy();
@@ -160,8 +165,10 @@ class Waiters {
       gone.abort(ABANDONED);
     };
     this.#check = check;
-    for (const lazy of this.#lazy) this.#signals.push(lazy());
-    this.#lazy.length = 0;
+    if (this.#first) this.#signals.push(this.#first());
+    for (const lazy of this.#more ?? []) this.#signals.push(lazy());
+    this.#first = undefined;
+    this.#more = undefined;
     for (const signal of this.#signals) signal.addEventListener('abort', check);
     check();
     return gone.signal;
@@ -182,6 +189,7 @@ class Waiters {
 }
 
 interface Flight {
+  key: string;
   promise: Promise<unknown>;
   waiters: Waiters;
 }
@@ -196,6 +204,8 @@ interface Flight {
  */
 class SingleFlight {
   readonly #inFlight = new Map<string, Flight>();
+  /** Flights settled in this turn, removed together once it is over (one timer per turn). */
+  #settled: Flight[] = [];
 
   run<T>(
     key: string,
@@ -210,18 +220,24 @@ class SingleFlight {
     const waiters: Waiters = new Waiters(signal, () => {
       if (this.#inFlight.get(key)?.waiters === waiters) this.#inFlight.delete(key);
     });
-    const flight: Flight = { promise: work(waiters.abandoned), waiters };
+    const flight: Flight = { key, promise: work(waiters.abandoned), waiters };
     // Dropped at once (its one request had already ended): nothing to join.
     if (!waiters.ended) this.#inFlight.set(key, flight);
     const release = () => {
       waiters.close();
-      setImmediate(() => {
-        if (this.#inFlight.get(key) === flight) this.#inFlight.delete(key);
-      });
+      if (this.#settled.push(flight) === 1) setImmediate(this.#sweep);
     };
     flight.promise.then(release, release);
     return flight.promise as Promise<T>;
   }
+
+  readonly #sweep = (): void => {
+    const settled = this.#settled;
+    this.#settled = [];
+    for (const flight of settled) {
+      if (this.#inFlight.get(flight.key) === flight) this.#inFlight.delete(flight.key);
+    }
+  };
 }
 
 /** A read for one request alone is abandoned when that request has ended. */
@@ -244,10 +260,23 @@ interface RecordKind<T> {
   ttl: (record: T) => { ttl: number; keep: number };
 }
 
-interface Outcome<T> {
-  record: T | null;
-  /** Set when the record is a stale copy. */
-  staleSince?: number;
+/** A stale copy served in place of a read that failed: the record and when it was stored. */
+class Stale<T> {
+  readonly record: T;
+  readonly storedAt: number;
+  constructor(record: T, storedAt: number) {
+    this.record = record;
+    this.storedAt = storedAt;
+  }
+}
+
+/**
+ * What a read that failed with `error` answers: the kept copy when the upstream is down and one
+ * was kept (only records stored with a keep window outlive their TTL), else the error.
+ */
+function staleOr<T>(kept: CachedEntry<T | null> | undefined, error: unknown): Stale<T> {
+  if (kept?.value && isOutage(error)) return new Stale(kept.value, kept.storedAt);
+  throw error;
 }
 
 /** Builds the record sources. */
@@ -284,51 +313,70 @@ export function createSources(deps: SourceDeps): RecordSources {
     options: ReadOptions,
     abandoned: (() => AbortSignal) | undefined,
   ): Promise<T | null> {
-    const fetch = () => kind.fetch(id, abandoned);
     // Taken before the call: a read that began earlier than a stored record's never replaces it.
     const fetchedAt = Date.now();
-    const record = await (options.gate ? options.gate(kind.upstream, fetch, abandoned) : fetch());
+    const record = await (options.gate
+      ? options.gate(kind.upstream, () => kind.fetch(id, abandoned), abandoned)
+      : kind.fetch(id, abandoned));
     if (policy.benchNoWrite) return record;
     // An unknown reference is kept briefly: it may become known a moment later.
     const { ttl, keep } =
       record === null ? { ttl: policy.ttlNotFoundSeconds, keep: 0 } : kind.ttl(record);
-    const written = await cache.store<T | null>(kind.name, key, record, fetchedAt, ttl, keep);
+    const writing = cache.store<T | null>(kind.name, key, record, fetchedAt, ttl, keep);
+    const written = settled(writing) ? writing : await writing;
     if (written || options.bypassCache) return record;
-    const standing = await cache.get<T | null>(kind.name, key);
+    const looking = cache.get<T | null>(kind.name, key);
+    const standing = settled(looking) ? looking : await looking;
     return standing === undefined ? record : standing.value;
   }
 
-  /** The miss path, shared by concurrent callers through the single flight. */
-  async function load<T>(
+  /**
+   * The miss path, shared by concurrent callers through the single flight: the record, or a
+   * {@link Stale} copy when the upstream is down and one was kept.
+   */
+  function load<T>(
     kind: RecordKind<T>,
     key: string,
     id: string,
     expired: CachedEntry<T | null> | undefined,
     options: ReadOptions,
     abandoned: () => AbortSignal,
-  ): Promise<Outcome<T>> {
-    const work = () => fetchAndStore(kind, key, id, options, abandoned);
+  ): Promise<T | null | Stale<T>> {
+    // The in-process store: a request that stored this key after our miss did so within this
+    // turn of the event loop, and its flight is still open (see SingleFlight): no re-read.
+    if (!deps.flightLock) {
+      const read = fetchAndStore(kind, key, id, options, abandoned);
+      // Only records stored with a keep window (final transactions) outlive their TTL.
+      return expired?.value ? read.catch((error: unknown) => staleOr(expired, error)) : read;
+    }
+    return loadShared(deps.flightLock, kind, key, id, expired, options, abandoned);
+  }
+
+  /** {@link load} with a shared store and the single flight across replicas. */
+  async function loadShared<T>(
+    flightLock: FlightLock,
+    kind: RecordKind<T>,
+    key: string,
+    id: string,
+    expired: CachedEntry<T | null> | undefined,
+    options: ReadOptions,
+    abandoned: () => AbortSignal,
+  ): Promise<T | null | Stale<T>> {
     let kept = expired;
     try {
-      // The in-process store: a request that stored this key after our miss did so within this
-      // turn of the event loop, and its flight is still open (see SingleFlight): no re-read.
-      if (!deps.flightLock) return { record: await work() };
-      // A shared store: another replica, or a request of this one, may have filled it meanwhile.
+      // Another replica, or a request of this one, may have filled the store meanwhile.
       const again = await cache.get<T | null>(kind.name, key);
-      if (again && again.freshUntil > Date.now()) return { record: again.value };
+      if (again && again.freshUntil > Date.now()) return again.value;
       kept = again ?? expired;
       // What another replica stored while this one waited (only fresh entries count).
       const stored = async () => {
         const entry = await cache.get<T | null>(kind.name, key);
         return entry && entry.freshUntil > Date.now() ? entry.value : undefined;
       };
-      return { record: await deps.flightLock.run(key, work, stored, abandoned) };
+      const work = () => fetchAndStore(kind, key, id, options, abandoned);
+      return await flightLock.run(key, work, stored, abandoned);
     } catch (error) {
-      // Only records stored with a keep window (final transactions) outlive their TTL.
-      if (kept?.value && isOutage(error)) {
-        return { record: kept.value, staleSince: kept.storedAt };
-      }
-      throw error;
+      return staleOr(kept, error);
     }
   }
 
@@ -342,11 +390,14 @@ export function createSources(deps: SourceDeps): RecordSources {
       ? work(requestEnded(options))
       : flights.run(key, options.signal, work);
 
-  async function read<T>(kind: RecordKind<T>, key: string, id: string, options: ReadOptions) {
-    if (options.bypassCache) {
-      return fetchAndStore(kind, key, id, options, options.signal);
-    }
-    const cached = await cache.get<T | null>(kind.name, key);
+  /** What a lookup found: a fresh record, or (missing or expired) the shared read and its report. */
+  async function lookedUp<T>(
+    kind: RecordKind<T>,
+    key: string,
+    id: string,
+    options: ReadOptions,
+    cached: CachedEntry<T | null> | undefined,
+  ): Promise<T | null> {
     if (cached && cached.freshUntil > Date.now()) {
       cache.report(kind.name, 'hit');
       return cached.value;
@@ -354,13 +405,28 @@ export function createSources(deps: SourceDeps): RecordSources {
     const outcome = await shared(key, options, (abandoned) =>
       load(kind, key, id, cached, options, abandoned),
     );
-    if (outcome.staleSince !== undefined) {
-      cache.report(kind.name, 'stale');
-      options.onStale?.(id, Math.max(0, Math.round((Date.now() - outcome.staleSince) / 1000)));
-    } else {
+    if (!(outcome instanceof Stale)) {
       cache.report(kind.name, 'miss');
+      return outcome;
     }
+    cache.report(kind.name, 'stale');
+    options.onStale?.(id, Math.max(0, Math.round((Date.now() - outcome.storedAt) / 1000)));
     return outcome.record;
+  }
+
+  function read<T>(
+    kind: RecordKind<T>,
+    key: string,
+    id: string,
+    options: ReadOptions,
+  ): Promise<T | null> {
+    if (options.bypassCache) {
+      return fetchAndStore(kind, key, id, options, options.signal);
+    }
+    const looking = cache.get<T | null>(kind.name, key);
+    return settled(looking)
+      ? lookedUp(kind, key, id, options, looking)
+      : looking.then((cached) => lookedUp(kind, key, id, options, cached));
   }
 
   return {

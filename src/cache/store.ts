@@ -3,7 +3,13 @@
  * `CACHE_URL` is set.
  */
 import type { CacheConfig } from '../config.ts';
-import { MemoryVersionedStore, type VersionedStore } from '../state/records.ts';
+import {
+  type Answer,
+  MemoryVersionedStore,
+  settled,
+  type VersionedStore,
+  type WriteOutcome,
+} from '../state/records.ts';
 import { UnreadableCacheValueError } from './seal.ts';
 
 /** A stored record, when it was stored, and until when it is fresh (epoch ms). */
@@ -42,34 +48,40 @@ export class RecordCache {
 
   /**
    * The stored entry, fresh or not (the caller judges `freshUntil`); undefined on error, and for
-   * a value that does not open (counted as `unreadable`).
+   * a value that does not open (counted as `unreadable`). At once from the store in memory, a
+   * promise from Redis (see {@link settled}).
    */
-  async get<T>(kind: string, key: string): Promise<CachedEntry<T> | undefined> {
+  get<T>(kind: string, key: string): Answer<CachedEntry<T> | undefined> {
     try {
-      return (await this.#store.get(key)) as CachedEntry<T> | undefined;
+      const held = this.#store.get(key) as Answer<CachedEntry<T> | undefined>;
+      return settled(held) ? held : held.catch((error: unknown) => this.#unread(kind, error));
     } catch (error) {
-      const unreadable = error instanceof UnreadableCacheValueError;
-      this.#observe?.({ kind, outcome: unreadable ? 'unreadable' : 'error' });
-      return undefined;
+      return this.#unread(kind, error);
     }
+  }
+
+  #unread(kind: string, error: unknown): undefined {
+    const unreadable = error instanceof UnreadableCacheValueError;
+    this.#observe?.({ kind, outcome: unreadable ? 'unreadable' : 'error' });
+    return undefined;
   }
 
   /**
    * THE write of a record (every path: a miss, `verifyTransaction`, `refreshKycUser`, a live
    * poll, a webhook's read), whatever its status: stores it fresh for `ttlSeconds` and kept
    * `keepSeconds` more (to be served stale only when the upstream is down) — unless a record
-   * whose read began later stands (state/records.ts `outranks`), decided atomically by the store. Resolves
-   * to false when such a fresher record was kept; true when written, and on a store failure
-   * (reported), where nothing fresher is known.
+   * whose read began later stands (state/records.ts `outranks`), decided atomically by the store.
+   * False when such a fresher record was kept; true when written, and on a store failure
+   * (reported), where nothing fresher is known. At once in memory, a promise from Redis.
    */
-  async store<T>(
+  store<T>(
     kind: string,
     key: string,
     value: T,
     fetchedAt: number,
     ttlSeconds: number,
     keepSeconds = 0,
-  ): Promise<boolean> {
+  ): Answer<boolean> {
     if (ttlSeconds <= 0) return true;
     const now = Date.now();
     const entry: CachedEntry<T> = {
@@ -79,13 +91,26 @@ export class RecordCache {
       fetchedAt,
     };
     try {
-      const outcome = await this.#store.writeIfNewer(key, entry, (ttlSeconds + keepSeconds) * 1000);
-      if (outcome === 'replaced-unreadable') this.#observe?.({ kind, outcome: 'unreadable' });
-      return outcome !== 'kept';
+      const outcome = this.#store.writeIfNewer(key, entry, (ttlSeconds + keepSeconds) * 1000);
+      return settled(outcome)
+        ? this.#wrote(kind, outcome)
+        : outcome.then(
+            (later) => this.#wrote(kind, later),
+            () => this.#writeFailed(kind),
+          );
     } catch {
-      this.#observe?.({ kind, outcome: 'error' });
-      return true;
+      return this.#writeFailed(kind);
     }
+  }
+
+  #wrote(kind: string, outcome: WriteOutcome): boolean {
+    if (outcome === 'replaced-unreadable') this.#observe?.({ kind, outcome: 'unreadable' });
+    return outcome !== 'kept';
+  }
+
+  #writeFailed(kind: string): true {
+    this.#observe?.({ kind, outcome: 'error' });
+    return true;
   }
 
   /** Reports a lookup's outcome (the sources decide hit, miss or stale). */
@@ -109,5 +134,5 @@ export class RecordCache {
  * text: a hit then costs no parse.
  */
 export function createMemoryCache(config: CacheConfig, observe?: CacheObserver): RecordCache {
-  return new RecordCache(new MemoryVersionedStore(config), observe);
+  return new RecordCache(new MemoryVersionedStore<CachedEntry<unknown>>(config), observe);
 }

@@ -246,7 +246,7 @@ export function useOperationSpans(tracing: Tracing): Plugin {
 }
 
 /** What an upstream call gets when tracing is off: one shared no-op. */
-const UNTRACED: { span: undefined; done: (status: number | undefined, error?: string) => void } = {
+const UNTRACED: UpstreamSpan = {
   span: undefined,
   done: () => {},
 };
@@ -282,6 +282,12 @@ function redactQuery(path: string): string {
   return `${path.slice(0, at)}?${names.join('&')}`;
 }
 
+/** One upstream call's span (none when tracing is off) and how to end it. */
+export interface UpstreamSpan {
+  span: Span | undefined;
+  done: (status: number | undefined, error?: string) => void;
+}
+
 /**
  * A CLIENT span for one upstream call (`GET`), made the active span's child; `done` sets the
  * answer's status (or the failure) and ends it. `attempt` 1 is the first call; later ones are
@@ -292,7 +298,7 @@ export function upstreamSpan(
   target: UpstreamTarget,
   path: string,
   attempt: number,
-): { span: Span | undefined; done: (status: number | undefined, error?: string) => void } {
+): UpstreamSpan {
   if (!tracing) return UNTRACED;
   const span = tracing.tracer.startSpan('GET', {
     kind: SpanKind.CLIENT,

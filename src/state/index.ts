@@ -79,7 +79,8 @@ export function memoryState(now: () => number = () => Date.now()): SharedState {
   return {
     shared: false,
     leases: new MemoryLeases(now),
-    records: (bounds) => new MemoryVersionedStore(bounds, now),
+    records: <E extends Versioned>(bounds: MemoryStoreBounds): VersionedStore<E> =>
+      new MemoryVersionedStore<E>(bounds, now),
     once: new MemorySetOnce(now),
     lapsing: new MemoryLapsingSets(now),
     channels: new MemoryChannels(),

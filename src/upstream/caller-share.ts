@@ -15,15 +15,13 @@ import { type UpstreamName, UpstreamUnavailableError } from '../errors.ts';
 /** The classes of callers, as for rate limits: tokens without scopes, and with. */
 export type CallerKind = 'endUser' | 'service';
 
-/** A call waiting for a slot; `start` hands it the slot. */
-interface Waiting {
-  start: () => void;
-}
-
 interface CallerState {
   active: number;
-  /** In arrival order; a call abandoned while waiting is deleted from anywhere in it. */
-  waiting: Set<Waiting>;
+  /**
+   * The calls waiting, each by the function that hands it the slot; in arrival order, and a call
+   * abandoned while waiting is deleted from anywhere in it.
+   */
+  waiting: Set<() => void>;
 }
 
 export class CallerShare {
@@ -69,29 +67,23 @@ export class CallerShare {
     }
     // The slot is handed over by the call that ends (active is not decremented then).
     const queued = state;
-    return new Promise<void>((resolve, reject) => {
+    return new Promise<T>((resolve, reject) => {
       const signal = abandoned?.();
-      if (!signal) {
-        queued.waiting.add({ start: resolve });
-        return;
-      }
-      if (signal.aborted) {
+      if (signal?.aborted) {
         reject(signal.reason);
         return;
       }
       const leave = () => {
-        queued.waiting.delete(entry);
-        reject(signal.reason);
+        queued.waiting.delete(start);
+        reject(signal?.reason);
       };
-      const entry: Waiting = {
-        start: () => {
-          signal.removeEventListener('abort', leave);
-          resolve();
-        },
+      const start = () => {
+        signal?.removeEventListener('abort', leave);
+        this.#holding(caller, queued, work).then(resolve, reject);
       };
-      signal.addEventListener('abort', leave, { once: true });
-      queued.waiting.add(entry);
-    }).then(() => this.#holding(caller, queued, work));
+      signal?.addEventListener('abort', leave, { once: true });
+      queued.waiting.add(start);
+    });
   }
 
   /** Runs `work` in a slot already taken, and passes the slot on (or frees it) when it settles. */
@@ -104,9 +96,9 @@ export class CallerShare {
     }
     const release = () => {
       if (state.waiting.size > 0) {
-        const next = state.waiting.values().next().value as Waiting;
+        const next = state.waiting.values().next().value as () => void;
         state.waiting.delete(next);
-        next.start();
+        next();
       } else {
         state.active -= 1;
         if (state.active === 0) this.#callers.delete(caller);

@@ -37,6 +37,7 @@ import { currentRequestId } from '../observability/request-context.ts';
 import {
   injectTrace,
   type Tracing,
+  type UpstreamSpan,
   type UpstreamTarget,
   upstreamSpan,
   upstreamTarget,
@@ -106,9 +107,103 @@ class FailedAnswer extends Error {
   }
 }
 
+/** What an attempt that did not succeed leaves for the retry loop. */
+type Outcome = { kind: 'final' | 'retryable'; result: HttpResult } | { kind: 'connection' };
+
 /** The call's time budget ran out (the read then ends with UPSTREAM_TIMEOUT). */
 class CallTimedOut extends Error {
   override readonly name = 'TimeoutError';
+}
+
+/**
+ * One HTTP call's handler: gathers the answer's chunks and settles the call's promise once, with
+ * the answer, an error, or the end of its time budget (which aborts the call as soon as it has a
+ * connection). One object per call, its steps on the prototype.
+ */
+class Call implements Dispatcher.DispatchHandler {
+  readonly #resolve: (answer: HttpResult) => void;
+  readonly #reject: (error: Error) => void;
+  readonly #traced: UpstreamSpan;
+  readonly #attempt: number;
+  #settled = false;
+  #controller: Dispatcher.DispatchController | undefined;
+  #status = 0;
+  #headers: IncomingHttpHeaders = {};
+  readonly #chunks: Buffer[] = [];
+  timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    resolve: (answer: HttpResult) => void,
+    reject: (error: Error) => void,
+    traced: UpstreamSpan,
+    attempt: number,
+  ) {
+    this.#resolve = resolve;
+    this.#reject = reject;
+    this.#traced = traced;
+    this.#attempt = attempt;
+  }
+
+  settle(error: Error | undefined, answer?: HttpResult): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    clearTimeout(this.timer);
+    this.#traced.done(answer?.status, error && failureType(error));
+    // An answer that counts as a failure of the upstream (inside the breaker).
+    if (answer && (answer.status >= 500 || answer.status === 429)) {
+      this.#reject(new FailedAnswer(answer));
+    } else if (answer) this.#resolve(answer);
+    else if (error) this.#reject(error);
+  }
+
+  /** The time budget ran out. */
+  timedOut(): void {
+    const error = new CallTimedOut();
+    this.#controller?.abort(error);
+    this.settle(error);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#settled) controller.abort(new CallTimedOut());
+  }
+
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: IncomingHttpHeaders,
+  ): void {
+    // 1xx answers are interim: the final one follows.
+    if (statusCode < 200) return;
+    this.#status = statusCode;
+    this.#headers = headers;
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.#chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    const chunks = this.#chunks;
+    const body =
+      chunks.length === 1
+        ? (chunks[0] as Buffer).toString('utf8')
+        : Buffer.concat(chunks).toString('utf8');
+    this.settle(undefined, {
+      status: this.#status,
+      headers: this.#headers,
+      body,
+      attempts: this.#attempt,
+    });
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.settle(error);
+  }
+}
+
+function timeUp(call: Call): void {
+  call.timedOut();
 }
 
 const BREAKER_STATE: Record<CircuitState, BreakerState> = {
@@ -197,7 +292,28 @@ export class UpstreamHttp {
     const deadline = performance.now() + timeoutMs;
     let backoff: IBackoff<unknown> | undefined;
     for (let attempt = 1; ; attempt++) {
-      const outcome = await this.#attempt(path, headers, deadline, attempt, key, abandoned);
+      const remaining = deadline - performance.now();
+      if (remaining <= 0) throw new UpstreamTimeoutError(this.name, timeoutMs);
+      const started = performance.now();
+      // The requests' signal only for a call that has to wait: a call that starts at once is made.
+      const signal =
+        abandoned && this.#bulkhead.executionSlots === 0 && !this.#policy.benchNoBreakerOrBulkhead
+          ? abandoned()
+          : undefined;
+      let outcome: Outcome;
+      try {
+        const result = await this.#guarded(path, headers, remaining, attempt, key, signal);
+        this.#failedKeys.delete(key);
+        this.#observer.attempt?.({
+          upstream: this.name,
+          outcome: result.status < 400 || result.status === 404 ? 'ok' : 'http_error',
+          status: result.status,
+          durationMs: performance.now() - started,
+        });
+        return result;
+      } catch (error) {
+        outcome = this.#failedAttempt(error, key, started, deadline, signal);
+      }
       if (outcome.kind === 'final') return outcome.result;
       const result = outcome.kind === 'retryable' ? outcome.result : undefined;
       const left = deadline - performance.now();
@@ -215,31 +331,32 @@ export class UpstreamHttp {
       const delay = retryAfter !== undefined ? retryAfter * 1000 : (backoff?.duration ?? 0);
       if (delay >= left) return giveUp();
       // A retry is a call not yet made: none once no request waits for the read any more.
-      const signal = abandoned?.();
-      if (signal?.aborted) throw signal.reason;
+      const waiting = abandoned?.();
+      if (waiting?.aborted) throw waiting.reason;
       this.#observer.retry?.({
         upstream: this.name,
         delayMs: delay,
         after: result ? 'retryable' : 'connection_error',
       });
       await sleep(delay);
-      if (signal?.aborted) throw signal.reason;
+      if (waiting?.aborted) throw waiting.reason;
     }
   }
 
-  /** One call through the bulkhead and the breaker. */
-  async #attempt(
+  /**
+   * One call through the bulkhead and the breaker. `signal` (given only when the call has to
+   * wait for a slot) drops it from the bulkhead's queue once it aborts.
+   */
+  #guarded(
     path: string,
     headers: Record<string, string>,
-    deadline: number,
+    remaining: number,
     attempt: number,
     key: string,
-    abandoned: (() => AbortSignal) | undefined,
-  ): Promise<{ kind: 'final' | 'retryable'; result: HttpResult } | { kind: 'connection' }> {
-    const remaining = deadline - performance.now();
-    if (remaining <= 0) throw new UpstreamTimeoutError(this.name, this.#policy.timeoutMs);
-    const started = performance.now();
+    signal: AbortSignal | undefined,
+  ): Promise<HttpResult> {
     const call = () => this.#once(path, headers, remaining, attempt);
+    if (this.#policy.benchNoBreakerOrBulkhead) return call();
     const counted = !this.#failedRecently(key);
     const guarded = () => {
       if (counted) return this.#breaker.execute(call);
@@ -249,60 +366,53 @@ export class UpstreamHttp {
       }
       return call();
     };
-    // The requests' signal only for a call that has to wait: a call that starts at once is made.
-    const signal =
-      abandoned && this.#bulkhead.executionSlots === 0 && !this.#policy.benchNoBreakerOrBulkhead
-        ? abandoned()
-        : undefined;
-    try {
-      const result = await (this.#policy.benchNoBreakerOrBulkhead
-        ? call()
-        : signal
-          ? this.#bulkhead.execute(guarded, signal)
-          : this.#bulkhead.execute(guarded));
-      this.#failedKeys.delete(key);
-      this.#observer.attempt?.({
-        upstream: this.name,
-        outcome: result.status < 400 || result.status === 404 ? 'ok' : 'http_error',
-        status: result.status,
-        durationMs: performance.now() - started,
-      });
-      return { kind: 'final', result };
-    } catch (error) {
-      // Dropped from the queue (no request waits any more): not a failure of the upstream.
-      if (error instanceof TaskCancelledError && signal?.aborted) throw signal.reason;
-      if (error instanceof FailedAnswer) {
-        this.#failed(key);
-        const retryable = RETRYABLE_STATUS.has(error.result.status);
-        this.#observer.attempt?.({
-          upstream: this.name,
-          outcome: retryable ? 'retryable' : 'http_error',
-          status: error.result.status,
-          durationMs: performance.now() - started,
-        });
-        return { kind: retryable ? 'retryable' : 'final', result: error.result };
-      }
-      if (error instanceof BrokenCircuitError) {
-        this.#observer.rejected?.({ upstream: this.name, reason: 'circuit_open' });
-        throw new UpstreamUnavailableError(this.name, 'circuit open after repeated failures');
-      }
-      if (error instanceof BulkheadRejectedError) {
-        this.#observer.rejected?.({ upstream: this.name, reason: 'concurrency' });
-        throw new UpstreamUnavailableError(this.name, 'too many calls in flight');
-      }
-      if (hasCode(error, 'UND_ERR_RES_EXCEEDED_MAX_SIZE')) {
-        throw new UpstreamBadResponseError(this.name, 'the answer is too large');
-      }
+    return signal ? this.#bulkhead.execute(guarded, signal) : this.#bulkhead.execute(guarded);
+  }
+
+  /**
+   * What a call that did not end with a final answer leaves: an answer to retry or to return
+   * (5xx, 429), a connection error to retry, or a gateway error (thrown).
+   */
+  #failedAttempt(
+    error: unknown,
+    key: string,
+    started: number,
+    deadline: number,
+    signal: AbortSignal | undefined,
+  ): Outcome {
+    // Dropped from the queue (no request waits any more): not a failure of the upstream.
+    if (error instanceof TaskCancelledError && signal?.aborted) throw signal.reason;
+    if (error instanceof FailedAnswer) {
       this.#failed(key);
-      const timedOut = deadline - performance.now() <= 0 || isAbort(error);
+      const retryable = RETRYABLE_STATUS.has(error.result.status);
       this.#observer.attempt?.({
         upstream: this.name,
-        outcome: timedOut ? 'timeout' : 'connection_error',
+        outcome: retryable ? 'retryable' : 'http_error',
+        status: error.result.status,
         durationMs: performance.now() - started,
       });
-      if (timedOut) throw new UpstreamTimeoutError(this.name, this.#policy.timeoutMs);
-      return { kind: 'connection' };
+      return { kind: retryable ? 'retryable' : 'final', result: error.result };
     }
+    if (error instanceof BrokenCircuitError) {
+      this.#observer.rejected?.({ upstream: this.name, reason: 'circuit_open' });
+      throw new UpstreamUnavailableError(this.name, 'circuit open after repeated failures');
+    }
+    if (error instanceof BulkheadRejectedError) {
+      this.#observer.rejected?.({ upstream: this.name, reason: 'concurrency' });
+      throw new UpstreamUnavailableError(this.name, 'too many calls in flight');
+    }
+    if (hasCode(error, 'UND_ERR_RES_EXCEEDED_MAX_SIZE')) {
+      throw new UpstreamBadResponseError(this.name, 'the answer is too large');
+    }
+    this.#failed(key);
+    const timedOut = deadline - performance.now() <= 0 || isAbort(error);
+    this.#observer.attempt?.({
+      upstream: this.name,
+      outcome: timedOut ? 'timeout' : 'connection_error',
+      durationMs: performance.now() - started,
+    });
+    if (timedOut) throw new UpstreamTimeoutError(this.name, this.#policy.timeoutMs);
+    return { kind: 'connection' };
   }
 
   /**
@@ -330,55 +440,8 @@ export class UpstreamHttp {
       if (traced.span) injectTrace(traced.span, outgoing);
     }
     return new Promise<HttpResult>((resolve, reject) => {
-      let settled = false;
-      let controller: Dispatcher.DispatchController | undefined;
-      let status = 0;
-      let answerHeaders: IncomingHttpHeaders = {};
-      const chunks: Buffer[] = [];
-      const settle = (error: Error | undefined, answer?: HttpResult) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        traced.done(answer?.status, error && failureType(error));
-        // An answer that counts as a failure of the upstream (inside the breaker).
-        if (answer && (answer.status >= 500 || answer.status === 429)) {
-          reject(new FailedAnswer(answer));
-        } else if (answer) resolve(answer);
-        else reject(error);
-      };
-      const timer = setTimeout(
-        () => {
-          const error = new CallTimedOut();
-          controller?.abort(error);
-          settle(error);
-        },
-        Math.max(1, Math.ceil(remainingMs)),
-      );
-      const handler: Dispatcher.DispatchHandler = {
-        onRequestStart(started) {
-          controller = started;
-          if (settled) started.abort(new CallTimedOut());
-        },
-        onResponseStart(_controller, statusCode, responseHeaders) {
-          // 1xx answers are interim: the final one follows.
-          if (statusCode < 200) return;
-          status = statusCode;
-          answerHeaders = responseHeaders as IncomingHttpHeaders;
-        },
-        onResponseData(_controller, chunk) {
-          chunks.push(chunk);
-        },
-        onResponseEnd() {
-          const body =
-            chunks.length === 1
-              ? (chunks[0] as Buffer).toString('utf8')
-              : Buffer.concat(chunks).toString('utf8');
-          settle(undefined, { status, headers: answerHeaders, body, attempts: attempt });
-        },
-        onResponseError(_controller, error) {
-          settle(error);
-        },
-      };
+      const call = new Call(resolve, reject, traced, attempt);
+      call.timer = setTimeout(timeUp, Math.max(1, Math.ceil(remainingMs)), call);
       try {
         this.#pool.dispatch(
           {
@@ -388,10 +451,10 @@ export class UpstreamHttp {
             headersTimeout: remainingMs,
             bodyTimeout: remainingMs,
           },
-          handler,
+          call,
         );
       } catch (error) {
-        settle(error instanceof Error ? error : new Error(String(error)));
+        call.settle(error instanceof Error ? error : new Error(String(error)));
       }
     });
   }
