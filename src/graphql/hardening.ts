@@ -18,7 +18,6 @@ import {
   type FragmentDefinitionNode,
   GraphQLError,
   type GraphQLSchema,
-  getVariableValues,
   Kind,
   NoSchemaIntrospectionCustomRule,
   type OperationDefinitionNode,
@@ -105,35 +104,30 @@ function maxRootFieldsRule(max: number, production: boolean) {
 }
 
 /**
- * Length of a list argument given inline or through a variable (its coerced value, so a
- * variable's default counts like a value sent); 1 when unknown.
+ * Length of a list argument given inline or through a variable: the length its coerced value
+ * will have (a list keeps its length, a single value becomes a list of one, an absent variable
+ * takes its default), read from the value sent without coercing it; 1 when unknown. Values that
+ * do not coerce are refused by execution anyway.
  */
 function listLength(
   value: ValueNode | undefined,
-  variables: () => Record<string, unknown>,
+  operation: OperationDefinitionNode,
+  variables: Record<string, unknown>,
 ): number {
   if (!value) return 1;
   if (value.kind === Kind.LIST) return value.values.length;
   if (value.kind === Kind.VARIABLE) {
-    const given = variables()[value.name.value];
+    const name = value.name.value;
+    const given = variables[name];
+    if (given === undefined) {
+      const fallback = operation.variableDefinitions?.find(
+        (definition) => definition.variable.name.value === name,
+      )?.defaultValue;
+      return fallback?.kind === Kind.LIST ? fallback.values.length : 1;
+    }
     return Array.isArray(given) ? given.length : 1;
   }
   return 1;
-}
-
-/**
- * The operation's variables as execution will see them: coerced, defaults filled in. When they
- * do not coerce, execution refuses the request anyway; the values sent are used meanwhile.
- */
-function coercedVariables(
-  schema: GraphQLSchema,
-  operation: OperationDefinitionNode,
-  variables: Record<string, unknown>,
-): Record<string, unknown> {
-  const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables, {
-    maxErrors: 1,
-  });
-  return coerced.coerced ?? variables;
 }
 
 /**
@@ -143,19 +137,16 @@ function coercedVariables(
  * cost of each fragment is computed once, so that the time stays linear in the document.
  */
 export function operationCost(
-  schema: GraphQLSchema,
   document: DocumentNode,
   operationName: string | null | undefined,
-  rawVariables: Record<string, unknown>,
+  variables: Record<string, unknown>,
 ): number {
   const known = constantCosts.get(document)?.get(operationName ?? '');
   if (known !== undefined) return known;
   let readVariables = false;
-  let coerced: Record<string, unknown> | undefined;
-  const cost = costOfOperation(document, operationName, (operation) => {
+  const cost = costOfOperation(document, operationName, () => {
     readVariables = true;
-    coerced ??= coercedVariables(schema, operation, rawVariables);
-    return coerced;
+    return variables;
   });
   // An operation whose list lengths come from no variable costs the same every time.
   if (!readVariables) {
@@ -172,10 +163,18 @@ export function operationCost(
 /** Costs that depend on no variable, per document (kept as long as the document) and operation. */
 const constantCosts = new WeakMap<DocumentNode, Map<string, number>>();
 
+/** Typical sizes of the lists no argument bounds. */
+const LIST_ESTIMATE: Readonly<Record<string, number>> = { levels: 5, checks: 5 };
+/** Fields that read one record per entry of a list argument (federation's `_entities` too). */
+const LIST_ARGUMENT: Readonly<Record<string, string>> = {
+  transactions: 'txRefs',
+  _entities: 'representations',
+};
+
 function costOfOperation(
   document: DocumentNode,
   operationName: string | null | undefined,
-  variablesOf: (operation: OperationDefinitionNode) => Record<string, unknown>,
+  variables: () => Record<string, unknown>,
 ): number {
   const fragments = fragmentsOf(document);
   const operations = document.definitions.filter(
@@ -185,13 +184,6 @@ function costOfOperation(
     operations.find((o) => o.name?.value === operationName) ??
     (operations.length === 1 ? operations[0] : undefined);
   if (!operation) return 0;
-  const variables = () => variablesOf(operation);
-  const LIST_ESTIMATE: Record<string, number> = { levels: 5, checks: 5 };
-  // Fields that read one record per entry of a list argument (federation's `_entities` too).
-  const LIST_ARGUMENT: Record<string, string> = {
-    transactions: 'txRefs',
-    _entities: 'representations',
-  };
   const fragmentCosts = new Map<string, number>();
   const walk = (
     selectionSet: SelectionSetNode,
@@ -208,7 +200,8 @@ function costOfOperation(
         const multiplier = listArgument
           ? listLength(
               selection.arguments?.find((a) => a.name.value === listArgument)?.value,
-              variables,
+              operation,
+              variables(),
             )
           : (LIST_ESTIMATE[name] ?? 1);
         cost += multiplier * (1 + inner);
@@ -235,7 +228,7 @@ function costOfOperation(
 /** Refuses, before any resolver runs, an operation whose cost is over the limit. */
 function useCostLimit(max: number, production: boolean): Plugin {
   const costOf = (args: ExecutionArgs) =>
-    operationCost(args.schema, args.document, args.operationName, args.variableValues ?? {});
+    operationCost(args.document, args.operationName, args.variableValues ?? {});
   return {
     onExecute({ args, setResultAndStopExecution }) {
       if (costOf(args) > max) {
