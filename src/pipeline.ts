@@ -1,9 +1,9 @@
 /**
  * The one plugin pipeline every transport runs: the schema and its resolvers, the envelop
- * plugins of an operation (limits, document preparation, the request summary, stale records,
- * incremental delivery, compiled execution, spans), the per-request context, and the one
- * resolution of persisted documents. The pipeline's own two steps are below: documents prepared
- * once, and compiled execution. The operation entry (src/transports/operation.ts) runs an
+ * plugins of an operation (limits, document preparation, the operation's own plugin — cost
+ * limit, request summary, incremental delivery, compiled execution, stale records — and spans),
+ * the per-request context, and the one resolution of persisted documents. The pipeline's own
+ * steps are below: documents prepared once, the operation's plugin, and compiled execution. The operation entry (src/transports/operation.ts) runs an
  * operation through it for every transport; server.ts only routes.
  *
  * Yoga serves one thing here: it orchestrates the envelop plugins of an operation
@@ -35,22 +35,25 @@ import { LRUCache } from 'lru-cache';
 import { createContext, type GraphQLContext } from './context.ts';
 import { buildSubgraph } from './graphql/federation.ts';
 import {
+  costLimit,
   createParser,
   extraValidationRules,
   type HardeningOptions,
   hardeningPlugins,
 } from './graphql/hardening.ts';
 import {
+  type Execute,
+  incrementalExecution,
   incrementalValidationRules,
-  useIncrementalDelivery,
+  outgoingPart,
   usesIncrementalDelivery,
   withIncrementalDirectives,
 } from './graphql/incremental.ts';
 import { createDocumentResolver, type PersistedStore } from './graphql/persisted.ts';
 import { resolvers } from './graphql/resolvers/index.ts';
-import { useStaleExtension } from './graphql/stale.ts';
+import { withStaleRecords } from './graphql/stale.ts';
 import type { GatewayMetrics } from './observability/metrics.ts';
-import { useRequestSummary } from './observability/plugin.ts';
+import { nameOperation, type RequestSummary } from './observability/plugin.ts';
 import { type Tracing, useOperationSpans } from './observability/tracing.ts';
 import type { OperationContext } from './transports/operation.ts';
 
@@ -134,12 +137,11 @@ export function createPipeline(deps: PipelineDeps) {
     plugins: [
       ...hardeningPlugins(deps.hardening),
       documents.plugin(),
-      useRequestSummary(),
-      useStaleExtension(),
-      // Before compiled execution, which leaves documents with @defer or @stream to them.
-      useIncrementalDelivery(),
-      useCompiledExecution(),
-      // After the plugins that replace the execute function, so that its span wraps theirs.
+      useOperationExecution({
+        maxCost: deps.hardening.limits.cost,
+        production: deps.hardening.production,
+      }),
+      // After the plugin that replaces the execute function, so that its span wraps that one.
       ...(deps.tracing ? [useOperationSpans(deps.tracing)] : []),
     ],
   });
@@ -320,6 +322,93 @@ function markParseFailure(error: GraphQLError): void {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The operation's plugin: one execute hook and one subscribe hook for what acts on an operation
+// as it runs (envelop runs every plugin's hook, and what each returns, through its promise
+// helpers: a cost per hook and operation). Each step is its own module's function, called in this
+// order: the cost limit's refusal (graphql/hardening.ts), the operation's name in the request's
+// summary (observability/plugin.ts), then a document with @defer or @stream on the standard
+// executor (graphql/incremental.ts) and any other on its compiled function (below); when
+// execution is done, the records served stale (graphql/stale.ts) and, for a request that asked
+// for parts, each part made public (graphql/incremental.ts).
+//
+
+type OnExecute = NonNullable<Plugin<RunContext>['onExecute']>;
+type OnExecuteDone = NonNullable<Exclude<Awaited<ReturnType<OnExecute>>, void>['onExecuteDone']>;
+type DoneArgs = Parameters<OnExecuteDone>[0];
+
+/** The request context's fields the operation plugin reads. */
+type RunContext = Pick<GraphQLContext, 'stale'> & { summary?: RequestSummary };
+
+/** When execution is done: the records served stale, in a single result. */
+const staleRecords = {
+  onExecuteDone({ args, result, setResult }: DoneArgs) {
+    if (Symbol.asyncIterator in result) return;
+    const whole = withStaleRecords(args.contextValue as RunContext, result);
+    if (whole !== result) setResult(whole);
+  },
+};
+
+/** When execution is done for a request that asked for parts: each part made public. */
+const publicParts = {
+  onExecuteDone({ args, result, setResult }: DoneArgs) {
+    const context = args.contextValue as RunContext;
+    if (Symbol.asyncIterator in result) {
+      return {
+        onNext(next: { result: ExecutionResult; setResult: (result: ExecutionResult) => void }) {
+          const part = outgoingPart(next.result, context.summary);
+          if (part !== next.result) next.setResult(part);
+        },
+      };
+    }
+    const part = outgoingPart(withStaleRecords(context, result), context.summary);
+    if (part !== result) setResult(part);
+    return undefined;
+  },
+};
+
+/**
+ * The plugin of an operation's execution and subscription: the cost limit (`maxCost`, its
+ * number said only outside `production`), the request summary's operation name, incremental
+ * delivery or compiled execution, and stale records.
+ */
+export function useOperationExecution(options: {
+  maxCost: number;
+  production: boolean;
+}): Plugin<RunContext> {
+  const overCost = costLimit(options.maxCost, options.production);
+  const compiled = compiledExecution();
+  return {
+    onExecute({ args, executeFn, setExecuteFn, setResultAndStopExecution }) {
+      const refusal = overCost(args);
+      if (refusal) {
+        setResultAndStopExecution(refusal);
+        return;
+      }
+      nameOperation(args);
+      // graphql-jit knows neither @defer nor @stream: the standard executor runs those.
+      if (!usesIncrementalDelivery(args.document)) {
+        const compiledFn = compiled(args, executeFn);
+        if (compiledFn) setExecuteFn(compiledFn);
+        return staleRecords;
+      }
+      const incremental = incrementalExecution(args, executeFn);
+      if (incremental === 'parts') return publicParts;
+      if ('refusal' in incremental) setResultAndStopExecution(incremental.refusal);
+      else setExecuteFn(incremental.executeFn);
+      return staleRecords;
+    },
+    onSubscribe({ args, setResultAndStopExecution }) {
+      const refusal = overCost(args);
+      if (refusal) {
+        setResultAndStopExecution(refusal);
+        return;
+      }
+      nameOperation(args);
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
 // Execution compiled by graphql-jit: each operation of a prepared document is compiled once
 // into a function that resolves it without walking the document again.
 //
@@ -336,8 +425,12 @@ function markParseFailure(error: GraphQLError): void {
 
 type Compiled = CompiledQuery | undefined;
 
-/** The envelop plugin that executes queries and mutations through compiled functions. */
-export function useCompiledExecution(): Plugin {
+/**
+ * Compiled execution: the execute function that runs a query or mutation through its compiled
+ * function (falling back to `executeFn`), or undefined when the operation runs on `executeFn`
+ * itself (it does not compile, or its variables do not coerce).
+ */
+function compiledExecution(): (args: ExecutionArgs, executeFn: Execute) => Execute | undefined {
   const compiled = new WeakMap<DocumentNode, Map<string, Compiled>>();
 
   const compiledFor = (args: ExecutionArgs): Compiled => {
@@ -357,30 +450,26 @@ export function useCompiledExecution(): Plugin {
     return query;
   };
 
-  return {
-    onExecute({ args, executeFn, setExecuteFn }) {
-      // graphql-jit knows neither @defer nor @stream: the standard executor runs those.
-      if (usesIncrementalDelivery(args.document)) return;
-      const query = compiledFor(args);
-      const operation = query && getOperationAST(args.document, args.operationName);
-      if (!query || !operation) return;
-      const definitions = operation.variableDefinitions ?? [];
-      let variables = args.variableValues ?? {};
-      if (definitions.some((definition) => definition.defaultValue !== undefined)) {
-        const coerced = getVariableValues(args.schema, definitions, variables);
-        if (!coerced.coerced) return;
-        variables = coerced.coerced;
+  return (args, executeFn) => {
+    const query = compiledFor(args);
+    const operation = query && getOperationAST(args.document, args.operationName);
+    if (!query || !operation) return undefined;
+    const definitions = operation.variableDefinitions ?? [];
+    let variables = args.variableValues ?? {};
+    if (definitions.some((definition) => definition.defaultValue !== undefined)) {
+      const coerced = getVariableValues(args.schema, definitions, variables);
+      if (!coerced.coerced) return undefined;
+      variables = coerced.coerced;
+    }
+    return ((run: ExecutionArgs) => {
+      const result = query.query(run.rootValue, run.contextValue, variables) as
+        | ExecutionResult
+        | Promise<ExecutionResult>;
+      // Errors and no data at all: a variable did not coerce, and nothing ran.
+      if (!(result instanceof Promise) && result.errors && !('data' in result)) {
+        return executeFn(run);
       }
-      setExecuteFn((run) => {
-        const result = query.query(run.rootValue, run.contextValue, variables) as
-          | ExecutionResult
-          | Promise<ExecutionResult>;
-        // Errors and no data at all: a variable did not coerce, and nothing ran.
-        if (!(result instanceof Promise) && result.errors && !('data' in result)) {
-          return executeFn(run);
-        }
-        return result;
-      });
-    },
+      return result;
+    }) as Execute;
   };
 }

@@ -225,22 +225,19 @@ function costOfOperation(
   return walk(operation.selectionSet, new Set(), 0);
 }
 
-/** Refuses, before any resolver runs, an operation whose cost is over the limit. */
-function useCostLimit(max: number, production: boolean): Plugin {
-  const costOf = (args: ExecutionArgs) =>
-    operationCost(args.document, args.operationName, args.variableValues ?? {});
-  return {
-    onExecute({ args, setResultAndStopExecution }) {
-      if (costOf(args) > max) {
-        setResultAndStopExecution({ errors: [refusal(overLimit('cost', max, production))] });
-      }
-    },
-    onSubscribe({ args, setResultAndStopExecution }) {
-      if (costOf(args) > max) {
-        setResultAndStopExecution({ errors: [refusal(overLimit('cost', max, production))] });
-      }
-    },
-  };
+/**
+ * The cost limit: the refusal of an operation whose cost is over `max`, before any resolver
+ * runs (the pipeline's operation plugin answers it instead of executing or subscribing), or
+ * undefined when the operation is within it.
+ */
+export function costLimit(
+  max: number,
+  production: boolean,
+): (args: ExecutionArgs) => ExecutionResult | undefined {
+  return (args) =>
+    operationCost(args.document, args.operationName, args.variableValues ?? {}) > max
+      ? { errors: [refusal(overLimit('cost', max, production))] }
+      : undefined;
 }
 
 /** The schema's error codes; any other code on an error is replaced. */
@@ -385,10 +382,10 @@ export function extraValidationRules(options: HardeningOptions): ValidationRule[
   ];
 }
 
-/** The protection plugins, in the order they must run. */
+/**
+ * The protection plugins: field suggestions hidden from validation errors in production. (The
+ * cost limit runs in the pipeline's operation plugin, {@link costLimit}.)
+ */
 export function hardeningPlugins(options: HardeningOptions): Plugin[] {
-  const { limits, production } = options;
-  const plugins: Plugin[] = [useCostLimit(limits.cost, production)];
-  if (production) plugins.push(blockFieldSuggestionsPlugin() as Plugin);
-  return plugins;
+  return options.production ? [blockFieldSuggestionsPlugin() as Plugin] : [];
 }

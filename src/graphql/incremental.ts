@@ -23,7 +23,9 @@ import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import {
   BREAK,
   type DocumentNode,
+  type ExecutionArgs,
   type ExecutionResult,
+  type execute,
   GraphQLError,
   GraphQLSchema,
   getDirectiveValues,
@@ -31,17 +33,15 @@ import {
   type ValidationRule,
   visit,
 } from 'graphql';
-import {
-  handleStreamOrSingleExecutionResult,
-  isAsyncIterable,
-  maskError,
-  type Plugin,
-} from 'graphql-yoga';
+import { isAsyncIterable, maskError, type Plugin } from 'graphql-yoga';
 import { BadUserInputError, publicError } from '../errors.ts';
 import { addErrorCodes, type RequestSummary } from '../observability/plugin.ts';
 import { withContractCodes } from './hardening.ts';
 
 const INCREMENTAL_DIRECTIVES = new Set(['defer', 'stream']);
+
+/** An execute function, as envelop's hooks hand it on. */
+export type Execute = typeof execute;
 
 /** The schema with `@defer` and `@stream` declared (as Yoga's plugin would add them). */
 export function withIncrementalDirectives(schema: GraphQLSchema): GraphQLSchema {
@@ -178,43 +178,41 @@ function publicPart(part: IncrementalPart): IncrementalPart {
 }
 
 /**
- * Execution of documents with `@defer` or `@stream` (declared in the schema by
- * {@link withIncrementalDirectives} and validated by {@link incrementalValidationRules} where
- * the pipeline prepares documents, rather than by registering Yoga's plugin, which would swap
- * graphql's field-merging rule for its unmetered copy): the whole answer for a request that did
- * not ask for parts, and masked, coded errors in the parts of one that did.
+ * What the pipeline's operation plugin does with a document with `@defer` or `@stream` (declared
+ * in the schema by {@link withIncrementalDirectives} and validated by
+ * {@link incrementalValidationRules} where the pipeline prepares documents, rather than by
+ * registering Yoga's plugin, which would swap graphql's field-merging rule for its unmetered
+ * copy), before execution: the refusal of its arguments, or the execute function that gives the
+ * whole answer to a request that did not ask for parts (`parts` in the server context, set by
+ * the operation entry from the transport: multipart and SSE frame parts), or `'parts'` when the
+ * request asked for them ({@link outgoingPart} then makes each public).
  */
-export function useIncrementalDelivery(): Plugin {
-  const parts: Plugin<{ parts?: boolean; summary?: RequestSummary }> = {
-    onExecute({ args, executeFn, setExecuteFn, setResultAndStopExecution }) {
-      if (!usesIncrementalDelivery(args.document)) return;
-      const refusal = badStreamArguments(args.document, args.variableValues);
-      if (refusal) {
-        setResultAndStopExecution({ errors: [refusal] });
-        return;
-      }
-      // `parts`: set by the operation entry from the transport (multipart and SSE frame parts).
-      const context = args.contextValue as { parts?: boolean; summary?: RequestSummary };
-      if (context.parts !== true) {
-        setExecuteFn(async (run) => {
-          const result = (await executeFn(run)) as ExecutionResult | AsyncIterable<IncrementalPart>;
-          return isAsyncIterable(result) ? wholeAnswer(result) : result;
-        });
-        return;
-      }
-      return {
-        onExecuteDone(payload) {
-          return handleStreamOrSingleExecutionResult(payload, ({ result, setResult }) => {
-            const part = publicPart(result as IncrementalPart);
-            if (part !== result) setResult(part);
-            const { summary } = context;
-            if (summary) {
-              for (const item of [part, ...(part.incremental ?? [])]) addErrorCodes(summary, item);
-            }
-          });
-        },
-      };
-    },
+export function incrementalExecution(
+  args: ExecutionArgs,
+  executeFn: Execute,
+): { refusal: ExecutionResult } | { executeFn: Execute } | 'parts' {
+  const refusal = badStreamArguments(args.document, args.variableValues);
+  if (refusal) return { refusal: { errors: [refusal] } };
+  if ((args.contextValue as { parts?: boolean }).parts === true) return 'parts';
+  return {
+    executeFn: (async (run: ExecutionArgs) => {
+      const result = (await executeFn(run)) as ExecutionResult | AsyncIterable<IncrementalPart>;
+      return isAsyncIterable(result) ? wholeAnswer(result) : result;
+    }) as Execute,
   };
-  return parts as Plugin;
+}
+
+/**
+ * A part (or the single result) as it goes out to a request that asked for parts: every error in
+ * it masked and coded, and recorded in the request's summary.
+ */
+export function outgoingPart(
+  result: ExecutionResult,
+  summary: RequestSummary | undefined,
+): ExecutionResult {
+  const part = publicPart(result as IncrementalPart);
+  if (summary) {
+    for (const item of [part, ...(part.incremental ?? [])]) addErrorCodes(summary, item);
+  }
+  return part;
 }

@@ -1,22 +1,17 @@
 /**
  * Says in the response when records were served from a stale copy (the payment service was
- * down): `extensions.stale = { records: [{ txRef, ageSeconds }] }`.
+ * down): `extensions.stale = { records: [{ txRef, ageSeconds }] }`. Applied by the pipeline's
+ * operation plugin when execution is done.
  */
 import type { ExecutionResult } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
 import type { GraphQLContext } from '../context.ts';
 
-export function useStaleExtension(): Plugin<GraphQLContext> {
-  return {
-    onExecute({ args }) {
-      return {
-        onExecuteDone({ result, setResult }) {
-          const stale = (args.contextValue as GraphQLContext).stale;
-          if (stale.length === 0 || Symbol.asyncIterator in result) return;
-          const single = result as ExecutionResult;
-          setResult({ ...single, extensions: { ...single.extensions, stale: { records: stale } } });
-        },
-      };
-    },
-  };
+/** The result with the records its execution served stale; the result itself when none were. */
+export function withStaleRecords(
+  context: Pick<GraphQLContext, 'stale'>,
+  result: ExecutionResult,
+): ExecutionResult {
+  const { stale } = context;
+  if (stale.length === 0) return result;
+  return { ...result, extensions: { ...result.extensions, stale: { records: stale } } };
 }

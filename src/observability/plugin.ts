@@ -1,11 +1,10 @@
 /**
  * Collects what a request did (operation name, error codes) into the request's summary, which
  * the HTTP layer turns into one log line and metrics when the response ends: the operation's
- * name and type from the envelop plugin below, the error codes from the operation entry
- * ({@link addErrorCodes}).
+ * name and type from the pipeline's operation plugin ({@link nameOperation}), the error codes
+ * from the operation entry ({@link addErrorCodes}).
  */
-import { type DocumentNode, type ExecutionResult, getOperationAST } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import { type ExecutionArgs, type ExecutionResult, getOperationAST } from 'graphql';
 
 /** One request, as logged. Filled while the operation runs. */
 export interface RequestSummary {
@@ -28,30 +27,21 @@ export function addErrorCodes(summary: RequestSummary, result: ExecutionResult):
   }
 }
 
-function nameOperation(
-  context: unknown,
-  document: DocumentNode,
-  operationName: string | null | undefined,
+/**
+ * Names the operation in the summary of the request (the server context carries `summary`) as
+ * execution or a subscription starts. The name in the document once it validated: a name sent
+ * with a request that fails earlier is any string a caller likes, and would fill the metric's
+ * label slots.
+ */
+export function nameOperation(
+  args: Pick<ExecutionArgs, 'contextValue' | 'document' | 'operationName'>,
 ): void {
-  const summary = (context as { summary?: RequestSummary }).summary;
+  const context = args.contextValue as { summary?: RequestSummary; caller?: unknown };
+  const { summary } = context;
   if (!summary) return;
-  const operation = getOperationAST(document, operationName);
+  const operation = getOperationAST(args.document, args.operationName);
   summary.operation = operation?.name?.value;
   summary.operationType = operation?.operation;
-  const { caller } = context as { caller?: unknown };
+  const { caller } = context;
   if (typeof caller === 'string') summary.caller = caller;
-}
-
-/** The envelop plugin that names the operation; the server context carries `summary`. */
-export function useRequestSummary(): Plugin<object, { summary?: RequestSummary }> {
-  return {
-    // The name in the document once it validated: a name sent with a request that fails
-    // earlier is any string a caller likes, and would fill the metric's label slots.
-    onExecute({ args }) {
-      nameOperation(args.contextValue, args.document, args.operationName);
-    },
-    onSubscribe({ args }) {
-      nameOperation(args.contextValue, args.document, args.operationName);
-    },
-  };
 }

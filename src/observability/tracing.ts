@@ -194,8 +194,8 @@ type OperationArgs = Pick<ExecutionArgs, 'document' | 'operationName'>;
 
 /**
  * The Yoga plugin of the INTERNAL span per GraphQL operation, active while it executes (its
- * upstream calls are its children). Placed after the plugins that replace the execute function,
- * so that it wraps theirs.
+ * upstream calls are its children). Placed after the pipeline's operation plugin, which
+ * replaces the execute function, so that it wraps that one.
  */
 export function useOperationSpans(tracing: Tracing): Plugin {
   const open = (args: OperationArgs): { span: Span; ctx: Context } => {

@@ -1,21 +1,20 @@
 /**
- * The incremental-delivery plugin (src/graphql/incremental.ts) in a real Yoga over a small
- * schema whose deferred field fails unexpectedly: the part carries a masked error with a schema
- * code and nothing internal, the request's summary records it, and a client that did not ask for
- * parts gets one masked answer. Also which `Accept` headers ask for parts.
+ * Incremental delivery (src/graphql/incremental.ts), through the pipeline's operation plugin
+ * (src/pipeline.ts), in a real Yoga over a small schema whose deferred field fails unexpectedly:
+ * the part carries a masked error with a schema code and nothing internal, the request's summary
+ * records it, and a client that did not ask for parts gets one masked answer. Also which `Accept`
+ * headers ask for parts.
  */
 
 import { createSchema, createYoga } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.ts';
-import {
-  useIncrementalDelivery,
-  withIncrementalDirectives,
-} from '../../src/graphql/incremental.ts';
+import { withIncrementalDirectives } from '../../src/graphql/incremental.ts';
 import type { RequestSummary } from '../../src/observability/plugin.ts';
+import { useOperationExecution } from '../../src/pipeline.ts';
 import { streamingType } from '../../src/transports/http.ts';
 
-const yoga = createYoga<{ summary: RequestSummary; parts: boolean }>({
+const yoga = createYoga<{ summary: RequestSummary; parts: boolean; stale: [] }>({
   schema: withIncrementalDirectives(
     createSchema({
       typeDefs: 'type Query { fast: String, broken: String, refused: String }',
@@ -34,7 +33,7 @@ const yoga = createYoga<{ summary: RequestSummary; parts: boolean }>({
   ),
   logging: false,
   maskedErrors: { isDev: false },
-  plugins: [useIncrementalDelivery()],
+  plugins: [useOperationExecution({ maxCost: 1000, production: true })],
 });
 
 const QUERY = '{ fast ... @defer { broken } ... @defer(label: "r") { refused } }';
@@ -48,7 +47,7 @@ async function ask(accept: string, summary: RequestSummary): Promise<string> {
       body: JSON.stringify({ query: QUERY }),
     },
     // As the operation entry sets it: parts when the transport frames them (from Accept here).
-    { summary, parts: streamingType(accept) !== undefined },
+    { summary, parts: streamingType(accept) !== undefined, stale: [] },
   );
   return response.text();
 }
