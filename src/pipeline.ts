@@ -55,7 +55,7 @@ import { withStaleRecords } from './graphql/stale.ts';
 import type { GatewayMetrics } from './observability/metrics.ts';
 import { nameOperation, type RequestSummary } from './observability/plugin.ts';
 import { type Tracing, useOperationSpans } from './observability/tracing.ts';
-import type { OperationContext } from './transports/operation.ts';
+import type { Enveloped, OperationContext } from './transports/operation.ts';
 
 const SCHEMA_DIR = new URL('../schema/', import.meta.url);
 
@@ -125,6 +125,15 @@ export function createPipeline(deps: PipelineDeps) {
     validates: (query) => documents.prepare(query).ok,
   });
 
+  const hardening = hardeningPlugins(deps.hardening);
+  const preparation = documents.plugin();
+  // Every plugin of the pipeline, Yoga's own included, as envelop hands them to each plugin.
+  const roster: Plugin[] = [];
+  const rollCall: Plugin = {
+    onPluginInit({ plugins }) {
+      roster.push(...plugins);
+    },
+  };
   const yoga = createYoga<ServerContext, GraphQLContext>({
     schema,
     parserAndValidationCache: false,
@@ -135,8 +144,9 @@ export function createPipeline(deps: PipelineDeps) {
     logging: false,
     cors: false,
     plugins: [
-      ...hardeningPlugins(deps.hardening),
-      documents.plugin(),
+      rollCall,
+      ...hardening,
+      preparation,
       useOperationExecution({
         maxCost: deps.hardening.limits.cost,
         production: deps.hardening.production,
@@ -145,6 +155,16 @@ export function createPipeline(deps: PipelineDeps) {
       ...(deps.tracing ? [useOperationSpans(deps.tracing)] : []),
     ],
   });
+
+  // Envelop's execute and subscribe steps are the same functions for every operation unless a
+  // plugin instruments them per request: then taken once. Envelop's parse and validate steps
+  // are made per operation (they close over its context) only for a document not prepared before.
+  const shared = yoga.getEnveloped({} as ServerContext & YogaInitialContext);
+  const again = yoga.getEnveloped({} as ServerContext & YogaInitialContext);
+  const shortcut =
+    parseAndValidateHooks(roster, [...hardening, preparation]).skippable &&
+    shared.execute === again.execute &&
+    shared.subscribe === again.subscribe;
 
   return {
     // GraphiQL with its scripts, styles and workers inside the page (no CDN), so that it works
@@ -158,22 +178,73 @@ export function createPipeline(deps: PipelineDeps) {
             defaultQuery: DEFAULT_QUERY,
           }),
     resolveDocument,
+    /** Whether operations skip envelop's parse and validate steps for documents prepared before. */
+    skipsPreparedSteps: shortcut,
     /** The pipeline of one operation, for the operation entry. */
-    getEnveloped: (context: OperationContext) => {
+    getEnveloped: (context: OperationContext): Enveloped => {
       const server = context as ServerContext & YogaInitialContext;
       // The context of the operation, the server context extended with the GraphQL context, is
       // made here rather than by a context-building hook (no plugin has one), which envelop
       // would run through two rounds of promise helpers per operation.
+      const contextFactory = () =>
+        Object.assign(
+          server,
+          // Everything a request reads is its business's (the operation entry resolved it).
+          createContext(server.business.context, server, () => server.operationSignal),
+        );
+      if (!shortcut) return { ...yoga.getEnveloped(server), contextFactory };
+      // Envelop's per-operation parse and validate steps, made only for a document not prepared
+      // before (see `parseAndValidateHooks`).
+      let own: Enveloped | undefined;
+      const enveloped = () => {
+        own ??= yoga.getEnveloped(server);
+        return own;
+      };
       return {
-        ...yoga.getEnveloped(server),
-        contextFactory: () =>
-          Object.assign(
-            server,
-            // Everything a request reads is its business's (the operation entry resolved it).
-            createContext(server.business.context, server, () => server.operationSignal),
-          ),
+        schema: shared.schema,
+        execute: shared.execute,
+        subscribe: shared.subscribe,
+        contextFactory,
+        parse: (source) => documents.cached(source) ?? enveloped().parse(source),
+        validate: (schema, document) =>
+          documents.validated(document) ? [] : enveloped().validate(schema, document),
       };
     },
+  };
+}
+
+/**
+ * The plugins with parse or validate hooks that the pipeline knows to do nothing for a document
+ * the preparer parsed and validated before, besides the preparer's own (which hands that
+ * document over and finds no error): Yoga's engine (whose parse and validate functions the
+ * preparer's result replaces), its refusal of a mutation over GET (which acts on Yoga's own HTTP
+ * requests only; the operation entry refuses those itself) and its status of validation errors,
+ * and, in production, GraphQL Armor's field-suggestion masking (which rewrites errors only).
+ */
+const YOGA_PARSE_AND_VALIDATE_HOOKS = 3;
+
+/**
+ * Whether the operations may skip envelop's parse and validate steps for a document prepared
+ * before: only while the plugins with such hooks are exactly those known to do nothing for it.
+ * A plugin added with a parse or validate hook of its own turns the shortcut off, so that its
+ * hook runs for every operation; `test/unit/pipeline-shortcut.test.ts` fails then, to ask
+ * whether it may be added to the known ones.
+ */
+export function parseAndValidateHooks(
+  plugins: readonly unknown[],
+  known: readonly object[],
+): { hooked: number; skippable: boolean } {
+  // Yoga's list holds `false` where an option turned a plugin off.
+  const hooked = plugins.filter(
+    (plugin): plugin is object =>
+      typeof plugin === 'object' &&
+      plugin !== null &&
+      ('onParse' in plugin || 'onValidate' in plugin),
+  );
+  const ours = hooked.filter((plugin) => known.includes(plugin)).length;
+  return {
+    hooked: hooked.length,
+    skippable: hooked.length === ours + YOGA_PARSE_AND_VALIDATE_HOOKS,
   };
 }
 
@@ -220,6 +291,13 @@ export interface PreparedSlot {
 export interface DocumentPreparer {
   /** Parses and validates `source`, or returns the cached document that did. */
   prepare(source: string): Prepared;
+  /**
+   * The document of `source` when it parsed and validated before and is still held (served
+   * from the cache, counted as such); undefined otherwise.
+   */
+  cached(source: string): DocumentNode | undefined;
+  /** Whether this preparer validated `document` (one it handed out). */
+  validated(document: DocumentNode): boolean;
   /** Approximate bytes held, for tests and metrics. */
   readonly bytes: number;
   /** The envelop plugin that makes the pipeline use this cache, and a request's own preparation. */
@@ -245,12 +323,15 @@ export function createDocumentPreparer(options: {
   // Documents this cache handed out or validated, so that Yoga's validation step is skipped.
   const valid = new WeakSet<DocumentNode>();
 
-  const prepare = (source: string): Prepared => {
+  const cached = (source: string): DocumentNode | undefined => {
     const known = cache.get(source);
-    if (known) {
-      observe('cached');
-      return { ok: true, document: known };
-    }
+    if (known) observe('cached');
+    return known;
+  };
+
+  const prepare = (source: string): Prepared => {
+    const known = cached(source);
+    if (known) return { ok: true, document: known };
     let document: DocumentNode;
     try {
       document = options.parse(source);
@@ -278,6 +359,8 @@ export function createDocumentPreparer(options: {
 
   return {
     prepare,
+    cached,
+    validated: (document) => valid.has(document),
     get bytes() {
       return cache.calculatedSize;
     },
