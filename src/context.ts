@@ -168,41 +168,67 @@ export function createLoaders(
   stale: StaleRecord[],
   limits: RequestLimits,
 ): Loaders {
-  const seen = new Set<string>();
-  const { maxRecords } = limits;
-  // The read options, made once per request rather than once per key.
-  const request: ReadOptions = {
-    ...(limits.gate && { gate: limits.gate }),
-    ...(limits.signal && { signal: limits.signal }),
-  };
-  const cached: ReadOptions = {
-    ...request,
-    onStale: (txRef, ageSeconds) => stale.push({ txRef, ageSeconds }),
-  };
-  const uncached: ReadOptions = { ...request, bypassCache: true };
-  // Each loader is made when first used: most operations use one of the four.
-  let transaction: Loaders['transaction'] | undefined;
-  let uncachedTransaction: Loaders['uncachedTransaction'] | undefined;
-  let kycUser: Loaders['kycUser'] | undefined;
-  let uncachedKycUser: Loaders['uncachedKycUser'] | undefined;
-  return {
-    get transaction() {
-      transaction ??= loader('tx', seen, maxRecords, (ref) => sources.transaction(ref, cached));
-      return transaction;
-    },
-    get uncachedTransaction() {
-      uncachedTransaction ??= loader('tx', seen, maxRecords, (ref) =>
-        sources.transaction(ref, uncached),
-      );
-      return uncachedTransaction;
-    },
-    get kycUser() {
-      kycUser ??= loader('kyc', seen, maxRecords, (ref) => sources.kycUser(ref, request));
-      return kycUser;
-    },
-    get uncachedKycUser() {
-      uncachedKycUser ??= loader('kyc', seen, maxRecords, (ref) => sources.kycUser(ref, uncached));
-      return uncachedKycUser;
-    },
-  };
+  return new RequestLoaders(sources, stale, limits);
+}
+
+/**
+ * The loaders of one request, each made when first used (most operations use one of the four).
+ * A class, its getters on the prototype: getters in an object literal made per request gave
+ * each request's object a hidden class of its own, which kept every request's objects alive
+ * until the next full collection of the heap.
+ */
+class RequestLoaders implements Loaders {
+  readonly #sources: RecordSources;
+  readonly #seen = new Set<string>();
+  readonly #maxRecords: number;
+  /** The read options, made once per request rather than once per key. */
+  readonly #request: ReadOptions;
+  readonly #cached: ReadOptions;
+  readonly #uncached: ReadOptions;
+  #transaction: Loaders['transaction'] | undefined;
+  #uncachedTransaction: Loaders['uncachedTransaction'] | undefined;
+  #kycUser: Loaders['kycUser'] | undefined;
+  #uncachedKycUser: Loaders['uncachedKycUser'] | undefined;
+
+  constructor(sources: RecordSources, stale: StaleRecord[], limits: RequestLimits) {
+    this.#sources = sources;
+    this.#maxRecords = limits.maxRecords;
+    this.#request = {
+      ...(limits.gate && { gate: limits.gate }),
+      ...(limits.signal && { signal: limits.signal }),
+    };
+    this.#cached = {
+      ...this.#request,
+      onStale: (txRef, ageSeconds) => stale.push({ txRef, ageSeconds }),
+    };
+    this.#uncached = { ...this.#request, bypassCache: true };
+  }
+
+  get transaction(): Loaders['transaction'] {
+    this.#transaction ??= loader('tx', this.#seen, this.#maxRecords, (ref) =>
+      this.#sources.transaction(ref, this.#cached),
+    );
+    return this.#transaction;
+  }
+
+  get uncachedTransaction(): Loaders['uncachedTransaction'] {
+    this.#uncachedTransaction ??= loader('tx', this.#seen, this.#maxRecords, (ref) =>
+      this.#sources.transaction(ref, this.#uncached),
+    );
+    return this.#uncachedTransaction;
+  }
+
+  get kycUser(): Loaders['kycUser'] {
+    this.#kycUser ??= loader('kyc', this.#seen, this.#maxRecords, (ref) =>
+      this.#sources.kycUser(ref, this.#request),
+    );
+    return this.#kycUser;
+  }
+
+  get uncachedKycUser(): Loaders['uncachedKycUser'] {
+    this.#uncachedKycUser ??= loader('kyc', this.#seen, this.#maxRecords, (ref) =>
+      this.#sources.kycUser(ref, this.#uncached),
+    );
+    return this.#uncachedKycUser;
+  }
 }

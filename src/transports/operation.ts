@@ -75,10 +75,13 @@ export interface OperationContext {
   business: Business;
   caller: string;
   /**
-   * Aborted when the operation must stop (client gone, token expired, stream returned). Made on
-   * first read: read it only when something must know.
+   * The signal aborted when the operation must stop (client gone, token expired, stream
+   * returned). Made on the first call: call it only when something must know. A function rather
+   * than a getter: a getter in an object literal made per operation gives each object a hidden
+   * class of its own, which kept every operation's objects alive until the next full collection
+   * of the heap.
    */
-  readonly operationSignal: AbortSignal;
+  readonly operationSignal: () => AbortSignal;
   /** Whether the transport sends an incremental answer in parts (see {@link OperationInput}). */
   parts: boolean;
 }
@@ -374,9 +377,7 @@ export function createOperationEntry(deps: OperationEntryDeps): OperationEntry {
         viewer: admitted.viewer,
         business: admitted.business,
         caller: admitted.caller,
-        get operationSignal() {
-          return stopper.get().signal;
-        },
+        operationSignal: () => stopper.get().signal,
         parts: input.parts === true,
       };
       const pipeline = deps.getEnveloped(context);
