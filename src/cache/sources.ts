@@ -123,6 +123,7 @@ class Waiters {
   /** The waiters' signals, once the call has asked. */
   readonly #signals: AbortSignal[] = [];
   #forever = false;
+  #settled = false;
   #gone: AbortController | undefined;
   /** Listens to the waiters' signals, from the first time the call asks until it settles. */
   #check: (() => void) | undefined;
@@ -134,6 +135,8 @@ class Waiters {
   }
 
   join(lazy: (() => AbortSignal) | undefined): void {
+    // A read that has settled waits for nothing: its waiters are let go (see `settle`).
+    if (this.#settled) return;
     if (!lazy) {
       this.#forever = true;
       this.close();
@@ -151,12 +154,12 @@ class Waiters {
     if (this.#check) signal.addEventListener('abort', this.#check);
   }
 
-  /** Aborted once every waiter has ended. */
+  /** Aborted once every waiter has ended (never, once the read has settled). */
   readonly abandoned = (): AbortSignal => {
     if (this.#gone) return this.#gone.signal;
     const gone = new AbortController();
     this.#gone = gone;
-    if (this.#forever) return gone.signal;
+    if (this.#forever || this.#settled) return gone.signal;
     const check = () => {
       if (this.#forever || gone.signal.aborted) return;
       for (const signal of this.#signals) if (!signal.aborted) return;
@@ -177,6 +180,19 @@ class Waiters {
   /** Whether every waiter has ended and the read's waiting call was dropped. */
   get ended(): boolean {
     return this.#gone?.signal.aborted === true;
+  }
+
+  /**
+   * The read has settled: stops listening to the waiters and lets go of their requests' signals,
+   * which reach each request's whole state. Held until the flight is removed (after this turn),
+   * they kept every request read through it alive across young collections.
+   */
+  settle(): void {
+    this.#settled = true;
+    this.close();
+    this.#first = undefined;
+    this.#more = undefined;
+    this.#signals.length = 0;
   }
 
   /** Stops listening to the waiters (the read has settled, or one waiter never ends). */
@@ -224,7 +240,7 @@ class SingleFlight {
     // Dropped at once (its one request had already ended): nothing to join.
     if (!waiters.ended) this.#inFlight.set(key, flight);
     const release = () => {
-      waiters.close();
+      waiters.settle();
       if (this.#settled.push(flight) === 1) setImmediate(this.#sweep);
     };
     flight.promise.then(release, release);
