@@ -204,29 +204,30 @@ class RequestLoaders implements Loaders {
     this.#uncached = { ...this.#request, bypassCache: true };
   }
 
+  /** A loader of this request: its records count toward the request's distinct records. */
+  #loader<T>(kind: string, read: (key: string) => Promise<T | null>): DataLoader<string, T | null> {
+    return loader(kind, this.#seen, this.#maxRecords, read);
+  }
+
   get transaction(): Loaders['transaction'] {
-    this.#transaction ??= loader('tx', this.#seen, this.#maxRecords, (ref) =>
-      this.#sources.transaction(ref, this.#cached),
-    );
+    this.#transaction ??= this.#loader('tx', (ref) => this.#sources.transaction(ref, this.#cached));
     return this.#transaction;
   }
 
   get uncachedTransaction(): Loaders['uncachedTransaction'] {
-    this.#uncachedTransaction ??= loader('tx', this.#seen, this.#maxRecords, (ref) =>
+    this.#uncachedTransaction ??= this.#loader('tx', (ref) =>
       this.#sources.transaction(ref, this.#uncached),
     );
     return this.#uncachedTransaction;
   }
 
   get kycUser(): Loaders['kycUser'] {
-    this.#kycUser ??= loader('kyc', this.#seen, this.#maxRecords, (ref) =>
-      this.#sources.kycUser(ref, this.#request),
-    );
+    this.#kycUser ??= this.#loader('kyc', (ref) => this.#sources.kycUser(ref, this.#request));
     return this.#kycUser;
   }
 
   get uncachedKycUser(): Loaders['uncachedKycUser'] {
-    this.#uncachedKycUser ??= loader('kyc', this.#seen, this.#maxRecords, (ref) =>
+    this.#uncachedKycUser ??= this.#loader('kyc', (ref) =>
       this.#sources.kycUser(ref, this.#uncached),
     );
     return this.#uncachedKycUser;

@@ -3,8 +3,9 @@
  * plugins of an operation (limits, document preparation, the operation's own plugin — cost
  * limit, request summary, incremental delivery, compiled execution, stale records — and spans),
  * the per-request context, and the one resolution of persisted documents. The pipeline's own
- * steps are below: documents prepared once, the operation's plugin, and compiled execution. The operation entry (src/transports/operation.ts) runs an
- * operation through it for every transport; server.ts only routes.
+ * steps are below: documents prepared once, the operation's plugin, and compiled execution. The
+ * operation entry (src/transports/operation.ts) runs an operation through it for every
+ * transport; server.ts only routes.
  *
  * Yoga serves one thing here: it orchestrates the envelop plugins of an operation
  * (`getEnveloped`, with its error masking). Its HTTP handler serves nothing (every transport is

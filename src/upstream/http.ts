@@ -130,24 +130,27 @@ class Call implements Dispatcher.DispatchHandler {
   #status = 0;
   #headers: IncomingHttpHeaders = {};
   readonly #chunks: Buffer[] = [];
-  timer: NodeJS.Timeout | undefined;
+  readonly #timer: NodeJS.Timeout;
 
+  /** `remainingMs`: the call's time budget, from now. */
   constructor(
     resolve: (answer: HttpResult) => void,
     reject: (error: Error) => void,
     traced: UpstreamSpan,
     attempt: number,
+    remainingMs: number,
   ) {
     this.#resolve = resolve;
     this.#reject = reject;
     this.#traced = traced;
     this.#attempt = attempt;
+    this.#timer = setTimeout(timeUp, Math.max(1, Math.ceil(remainingMs)), this);
   }
 
   settle(error: Error | undefined, answer?: HttpResult): void {
     if (this.#settled) return;
     this.#settled = true;
-    clearTimeout(this.timer);
+    clearTimeout(this.#timer);
     this.#traced.done(answer?.status, error && failureType(error));
     // An answer that counts as a failure of the upstream (inside the breaker).
     if (answer && (answer.status >= 500 || answer.status === 429)) {
@@ -440,8 +443,7 @@ export class UpstreamHttp {
       if (traced.span) injectTrace(traced.span, outgoing);
     }
     return new Promise<HttpResult>((resolve, reject) => {
-      const call = new Call(resolve, reject, traced, attempt);
-      call.timer = setTimeout(timeUp, Math.max(1, Math.ceil(remainingMs)), call);
+      const call = new Call(resolve, reject, traced, attempt, remainingMs);
       try {
         this.#pool.dispatch(
           {
