@@ -17,7 +17,6 @@ import {
   type ExecutionResult,
   type FragmentDefinitionNode,
   GraphQLError,
-  type GraphQLSchema,
   Kind,
   NoSchemaIntrospectionCustomRule,
   type OperationDefinitionNode,

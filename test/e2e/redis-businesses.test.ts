@@ -39,7 +39,7 @@ import {
 } from '../helpers/processes.ts';
 import { skipRedisTests, startRedis, type TestRedis } from '../helpers/redis.ts';
 import { scaled } from '../helpers/timeouts.ts';
-import { runOver } from '../helpers/transports.ts';
+import { runOver, watchOver } from '../helpers/transports.ts';
 import { postWebhook } from '../helpers/webhook-signature.ts';
 
 const skip = skipRedisTests('redis-businesses');
@@ -115,7 +115,7 @@ describe.skipIf(skip)('two businesses, two replicas, one Redis', () => {
     const [tokenA, tokenB] = await Promise.all([token(A, 'svc-watch'), token(B, 'svc-watch')]);
     const txRef = `NT-PENDING${process.pid}r`;
     const watch = (gateway: GatewayProcess, bearer: string) =>
-      runOver(
+      watchOver(
         'SSE distinct',
         gateway.url,
         {
@@ -126,21 +126,24 @@ describe.skipIf(skip)('two businesses, two replicas, one Redis', () => {
         { token: bearer, maxResults: 2, timeoutMs: scaled(30_000) },
       );
     // A's payment starts pending first, B's half a pending time later, both watched on `one`.
+    // Each clock step waits for the watch's first value: a watch that joins reads the record
+    // again, and after the step that read would already see the payment settled.
     const a = watch(one, tokenA);
-    await until(() => paymentCallsOf(sandbox, txRef).includes(A), 5000);
+    await a.first;
     offset += (PENDING_SECONDS * 1000) / 2 + 1000;
     let endedB = false;
-    const b = watch(one, tokenB).finally(() => {
+    const b = watch(one, tokenB);
+    const bDone = b.done.finally(() => {
       endedB = true;
     });
-    await until(() => paymentCallsOf(sandbox, txRef).includes(B), 5000);
+    await b.first;
     // A's settles; B's stays pending. A's notification arrives at `two`.
     offset += (PENDING_SECONDS * 1000) / 2;
     const body = JSON.stringify({ id: `evt_${process.pid}_a`, data: { txRef } });
     expect(
       (await postWebhook(two.url, `/webhooks/payment/${A}`, body, [webhookSecretOf(A)])).status,
     ).toBe(202);
-    expectPendingThenSettled(await a, A);
+    expectPendingThenSettled(await a.done, A);
     // B's watch is still open: nothing of A's reached it.
     expect(endedB).toBe(false);
     offset += PENDING_SECONDS * 1000;
@@ -148,7 +151,7 @@ describe.skipIf(skip)('two businesses, two replicas, one Redis', () => {
     expect(
       (await postWebhook(two.url, `/webhooks/payment/${B}`, bodyB, [webhookSecretOf(B)])).status,
     ).toBe(202);
-    expectPendingThenSettled(await b, B);
+    expectPendingThenSettled(await bDone, B);
   });
 
   it("A's sealed record copied under B's key in Redis does not open as B's: B reads its own", async () => {

@@ -54,6 +54,8 @@ interface Options {
   /** Stop after this many results (a stream that goes on). */
   maxResults?: number;
   timeoutMs?: number;
+  /** Called as each result arrives, before the stream goes on. */
+  onResult?: (result: Record<string, unknown>) => void;
 }
 
 function codesOf(results: Array<Record<string, unknown>>): string[] {
@@ -128,6 +130,32 @@ async function jsonBody(response: Response): Promise<Array<Record<string, unknow
   }
 }
 
+/** A stream being read by `runOver`: `first` resolves once its first result arrived. */
+export interface Watched {
+  first: Promise<void>;
+  done: Promise<WireResult>;
+}
+
+/**
+ * Runs `operation` over `transport` like `runOver`, and tells when the first result arrived: a
+ * test that moves a clock or changes a record after a stream's first read waits for it.
+ */
+export function watchOver(
+  transport: Transport,
+  url: string,
+  operation: Operation,
+  options: Omit<Options, 'onResult'>,
+): Watched {
+  let sawFirst: () => void = () => {};
+  const first = new Promise<void>((resolve) => {
+    sawFirst = resolve;
+  });
+  const done = runOver(transport, url, operation, { ...options, onResult: () => sawFirst() });
+  // A stream that ends without a result still releases whoever waits for the first.
+  void done.finally(() => sawFirst());
+  return { first, done };
+}
+
 /** Runs `operation` over `transport` against the gateway at `url`. */
 export async function runOver(
   transport: Transport,
@@ -143,6 +171,7 @@ export async function runOver(
   const got = (result: Record<string, unknown>) => {
     out.firstResultMs ??= performance.now() - started;
     out.results.push(result);
+    options.onResult?.(result);
   };
   const finish = (): WireResult => ({ ...out, codes: codesOf(out.results) });
   const readJson = async (response: Response) => {

@@ -38,6 +38,7 @@ import {
   TRANSPORTS,
   type Transport,
   type WireResult,
+  watchOver,
 } from '../helpers/transports.ts';
 import { postWebhook, signWebhook } from '../helpers/webhook-signature.ts';
 
@@ -320,7 +321,7 @@ const STREAMING: Transport[] = ['SSE distinct', 'SSE single', 'multipart', 'WebS
 /** Runs `operation` over `transport` with a token, until its first two results. */
 function twoResults(transport: Transport, operation: Operation) {
   return (token: string) =>
-    runOver(transport, setup.gateway.url, operation, {
+    watchOver(transport, setup.gateway.url, operation, {
       token,
       maxResults: 2,
       timeoutMs: scaled(30_000),
@@ -334,19 +335,21 @@ describe('transactionStatus: A never receives B’s pushes', () => {
     const txRef = `NT-PENDING${process.pid}x${unique}`;
     const watch = twoResults(transport, { query: STATUS, variables: { txRef } });
     // B's payment starts pending first; A's half a pending time later.
+    // Each clock step waits for the watch's first value: a watch reads the record again as it
+    // joins, and after the step that read would already see the payment settled.
     const b = watch(tokenB);
-    await until(() => paymentCallsFor(txRef).includes(B), 5000);
+    await b.first;
     offset += (PENDING_SECONDS * 1000) / 2 + 1000;
     const a = watch(tokenA);
-    await until(() => paymentCallsFor(txRef).includes(A), 5000);
+    await a.first;
     // B's payment settles, A's is still pending: B's push (its notification and its polls).
     offset += (PENDING_SECONDS * 1000) / 2;
     expect((await notify(B, 'payment', { txRef })).status).toBe(202);
-    expectPendingThenSettled(await b, B);
+    expectPendingThenSettled(await b.done, B);
     // Now A's settles, and A's own notification pushes it.
     offset += PENDING_SECONDS * 1000;
     expect((await notify(A, 'payment', { txRef })).status).toBe(202);
-    expectPendingThenSettled(await a, A);
+    expectPendingThenSettled(await a.done, A);
     expect(new Set(paymentCallsFor(txRef))).toEqual(new Set([A, B]));
   });
 });
@@ -366,14 +369,12 @@ describe('kycStatus: A never receives B’s pushes', () => {
     const watch = twoResults(transport, { query: KYC_STATUS, variables: { userRef } });
     const a = watch(tokenA);
     const b = watch(tokenB);
-    await until(() => {
-      const calls = kycCallsFor(userRef);
-      return calls.includes(A) && calls.includes(B);
-    }, 5000);
+    await Promise.all([a.first, b.first]);
+    expect(new Set(kycCallsFor(userRef))).toEqual(new Set([A, B]));
     // B's user reaches level 2; B's notification pushes it.
     stores[1]?.recordLevel(userRef, 'tier_2', [{ name: 'bvn', status: true }]);
     expect((await notify(B, 'kyc', { userRef })).status).toBe(202);
-    const outB = await b;
+    const outB = await b.done;
     expect(outB.results).toEqual([
       { data: { kycStatus: { userRef, name: 'Bola of B', level: 1 } } },
       { data: { kycStatus: { userRef, name: 'Bola of B', level: 2 } } },
@@ -381,7 +382,7 @@ describe('kycStatus: A never receives B’s pushes', () => {
     // A's user changes only now: whatever A received before was A's alone.
     stores[0]?.recordLevel(userRef, 'tier_2', [{ name: 'bvn', status: true }]);
     expect((await notify(A, 'kyc', { userRef })).status).toBe(202);
-    const outA = await a;
+    const outA = await a.done;
     expect(outA.results).toEqual([
       { data: { kycStatus: { userRef, name: 'Alice of A', level: 1 } } },
       { data: { kycStatus: { userRef, name: 'Alice of A', level: 2 } } },
