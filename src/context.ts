@@ -79,7 +79,7 @@ export function createContext(
       maxRecords: deps.settings.maxRecordsPerRequest,
       signal,
       ...(share && {
-        gate: (upstream, work, abandoned) => share.run(caller, kind, upstream, work, abandoned),
+        gate: (upstream, work, gone) => share.run(caller, kind, upstream, work, gone),
       }),
     }),
     settings: deps.settings,

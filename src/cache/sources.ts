@@ -48,15 +48,11 @@ export interface ReadOptions {
    */
   signal?: () => AbortSignal;
   /**
-   * Runs the upstream call of a miss (the caller's share of upstream concurrency). `abandoned`
-   * aborts once no request waits for the call any more; the gate asks for it only when the call
-   * has to wait, and drops the call then.
+   * Runs the upstream call of a miss (the caller's share of upstream concurrency). `gone` says
+   * whether any request still waits for the call; the gate asks it only of a call that waits,
+   * and drops the call then instead of making it.
    */
-  gate?: <T>(
-    upstream: UpstreamName,
-    work: () => Promise<T>,
-    abandoned?: () => AbortSignal,
-  ) => Promise<T>;
+  gate?: <T>(upstream: UpstreamName, work: () => Promise<T>, gone?: () => boolean) => Promise<T>;
 }
 
 export interface RecordSources {
@@ -154,6 +150,24 @@ class Waiters {
     if (this.#check) signal.addEventListener('abort', this.#check);
   }
 
+  /**
+   * Whether every waiter has ended, asked at the moment (the read has not settled, and none of
+   * its waiters lives on without a signal). Reads the waiters' signals without listening to them:
+   * a call waiting in a queue asks this when its turn comes, at no cost while it waits.
+   */
+  readonly gone = (): boolean => {
+    if (this.#forever || this.#settled) return false;
+    if (this.#gone) return this.#gone.signal.aborted;
+    if (this.#first) this.#signals.push(this.#first());
+    for (const lazy of this.#more ?? []) this.#signals.push(lazy());
+    this.#first = undefined;
+    this.#more = undefined;
+    for (const signal of this.#signals) if (!signal.aborted) return false;
+    // Nobody waits: a request arriving now starts a read of its own.
+    this.#onGone();
+    return true;
+  };
+
   /** Aborted once every waiter has ended (never, once the read has settled). */
   readonly abandoned = (): AbortSignal => {
     if (this.#gone) return this.#gone.signal;
@@ -226,7 +240,7 @@ class SingleFlight {
   run<T>(
     key: string,
     signal: (() => AbortSignal) | undefined,
-    work: (abandoned: () => AbortSignal) => Promise<T>,
+    work: (abandoned: () => AbortSignal, gone: () => boolean) => Promise<T>,
   ): Promise<T> {
     const existing = this.#inFlight.get(key);
     if (existing) {
@@ -236,7 +250,7 @@ class SingleFlight {
     const waiters: Waiters = new Waiters(signal, () => {
       if (this.#inFlight.get(key)?.waiters === waiters) this.#inFlight.delete(key);
     });
-    const flight: Flight = { key, promise: work(waiters.abandoned), waiters };
+    const flight: Flight = { key, promise: work(waiters.abandoned, waiters.gone), waiters };
     // Dropped at once (its one request had already ended): nothing to join.
     if (!waiters.ended) this.#inFlight.set(key, flight);
     const release = () => {
@@ -260,6 +274,12 @@ class SingleFlight {
 const NEVER_ENDS = new AbortController().signal;
 function requestEnded(options: ReadOptions): () => AbortSignal {
   return options.signal ?? (() => NEVER_ENDS);
+}
+const NEVER_GONE = (): boolean => false;
+/** {@link requestEnded}, asked at the moment. */
+function requestGone(options: ReadOptions): () => boolean {
+  const { signal } = options;
+  return signal ? () => signal().aborted : NEVER_GONE;
 }
 
 /** The upstream is down (as opposed to answering something wrong): stale may stand in. */
@@ -328,11 +348,12 @@ export function createSources(deps: SourceDeps): RecordSources {
     id: string,
     options: ReadOptions,
     abandoned: (() => AbortSignal) | undefined,
+    gone: () => boolean,
   ): Promise<T | null> {
     // Taken before the call: a read that began earlier than a stored record's never replaces it.
     const fetchedAt = Date.now();
     const record = await (options.gate
-      ? options.gate(kind.upstream, () => kind.fetch(id, abandoned), abandoned)
+      ? options.gate(kind.upstream, () => kind.fetch(id, abandoned), gone)
       : kind.fetch(id, abandoned));
     if (policy.benchNoWrite) return record;
     // An unknown reference is kept briefly: it may become known a moment later.
@@ -357,15 +378,16 @@ export function createSources(deps: SourceDeps): RecordSources {
     expired: CachedEntry<T | null> | undefined,
     options: ReadOptions,
     abandoned: () => AbortSignal,
+    gone: () => boolean,
   ): Promise<T | null | Stale<T>> {
     // The in-process store: a request that stored this key after our miss did so within this
     // turn of the event loop, and its flight is still open (see SingleFlight): no re-read.
     if (!deps.flightLock) {
-      const read = fetchAndStore(kind, key, id, options, abandoned);
+      const read = fetchAndStore(kind, key, id, options, abandoned, gone);
       // Only records stored with a keep window (final transactions) outlive their TTL.
       return expired?.value ? read.catch((error: unknown) => staleOr(expired, error)) : read;
     }
-    return loadShared(deps.flightLock, kind, key, id, expired, options, abandoned);
+    return loadShared(deps.flightLock, kind, key, id, expired, options, abandoned, gone);
   }
 
   /** {@link load} with a shared store and the single flight across replicas. */
@@ -377,6 +399,7 @@ export function createSources(deps: SourceDeps): RecordSources {
     expired: CachedEntry<T | null> | undefined,
     options: ReadOptions,
     abandoned: () => AbortSignal,
+    gone: () => boolean,
   ): Promise<T | null | Stale<T>> {
     let kept = expired;
     try {
@@ -389,7 +412,7 @@ export function createSources(deps: SourceDeps): RecordSources {
         const entry = await cache.get<T | null>(kind.name, key);
         return entry && entry.freshUntil > Date.now() ? entry.value : undefined;
       };
-      const work = () => fetchAndStore(kind, key, id, options, abandoned);
+      const work = () => fetchAndStore(kind, key, id, options, abandoned, gone);
       return await flightLock.run(key, work, stored, abandoned);
     } catch (error) {
       return staleOr(kept, error);
@@ -400,10 +423,10 @@ export function createSources(deps: SourceDeps): RecordSources {
   const shared = <R>(
     key: string,
     options: ReadOptions,
-    work: (abandoned: () => AbortSignal) => Promise<R>,
+    work: (abandoned: () => AbortSignal, gone: () => boolean) => Promise<R>,
   ): Promise<R> =>
     policy.benchNoSingleFlight
-      ? work(requestEnded(options))
+      ? work(requestEnded(options), requestGone(options))
       : flights.run(key, options.signal, work);
 
   /** What a lookup found: a fresh record, or (missing or expired) the shared read and its report. */
@@ -418,8 +441,8 @@ export function createSources(deps: SourceDeps): RecordSources {
       cache.report(kind.name, 'hit');
       return cached.value;
     }
-    const outcome = await shared(key, options, (abandoned) =>
-      load(kind, key, id, cached, options, abandoned),
+    const outcome = await shared(key, options, (abandoned, gone) =>
+      load(kind, key, id, cached, options, abandoned, gone),
     );
     if (!(outcome instanceof Stale)) {
       cache.report(kind.name, 'miss');
@@ -437,7 +460,7 @@ export function createSources(deps: SourceDeps): RecordSources {
     options: ReadOptions,
   ): Promise<T | null> {
     if (options.bypassCache) {
-      return fetchAndStore(kind, key, id, options, options.signal);
+      return fetchAndStore(kind, key, id, options, options.signal, requestGone(options));
     }
     const looking = cache.get<T | null>(kind.name, key);
     return settled(looking)

@@ -6,22 +6,37 @@
  * So one caller's request of a hundred references cannot fill the slots and queue that every
  * other caller's calls need. A caller's entry is dropped as soon as it is idle.
  *
- * A waiting call whose requests have all ended (their clients gone) leaves the queue at once and
- * is never made: it neither reaches the upstream nor holds a place that a live request needs. A
- * call already in flight runs to its end (its answer still fills the cache).
+ * A waiting call whose requests have all ended (their clients gone) is never made: it is dropped
+ * when its turn comes, or as soon as its place in the queue is wanted by another call, so it
+ * neither reaches the upstream nor holds a place that a live request needs. Whether it is still
+ * wanted is asked at those moments only: a call waits at no cost. A call already in flight runs
+ * to its end (its answer still fills the cache).
  */
 import { type UpstreamName, UpstreamUnavailableError } from '../errors.ts';
 
 /** The classes of callers, as for rate limits: tokens without scopes, and with. */
 export type CallerKind = 'endUser' | 'service';
 
+/** What a call that was dropped while waiting rejects with (no request sees it). */
+export const CALL_DROPPED = new DOMException(
+  'No request waits for this call any more.',
+  'AbortError',
+);
+
+/** A call waiting for a slot. */
+interface Waiting {
+  /** Takes the slot handed over and makes the call. */
+  start: () => void;
+  /** Rejects the call, never made. */
+  drop: () => void;
+  /** Whether no request waits for it any more. */
+  gone: (() => boolean) | undefined;
+}
+
 interface CallerState {
   active: number;
-  /**
-   * The calls waiting, each by the function that hands it the slot; in arrival order, and a call
-   * abandoned while waiting is deleted from anywhere in it.
-   */
-  waiting: Set<() => void>;
+  /** The calls waiting, in arrival order; one dropped is deleted from anywhere in it. */
+  waiting: Set<Waiting>;
 }
 
 export class CallerShare {
@@ -41,15 +56,15 @@ export class CallerShare {
 
   /**
    * Runs `work` within the share of `caller` (of class `kind`) of the `upstream`'s concurrency.
-   * `abandoned` is asked only when the call has to wait: once its signal aborts, the call leaves
-   * the queue and rejects with the signal's reason, `work` never run.
+   * `gone` is asked only of a call that has to wait: when it says no request waits any more, the
+   * call rejects with {@link CALL_DROPPED}, `work` never run.
    */
   run<T>(
     caller: string,
     kind: CallerKind,
     upstream: UpstreamName,
     work: () => Promise<T>,
-    abandoned?: () => AbortSignal,
+    gone?: () => boolean,
   ): Promise<T> {
     let state = this.#callers.get(caller);
     if (!state) {
@@ -60,7 +75,8 @@ export class CallerShare {
       state.active += 1;
       return this.#holding(caller, state, work);
     }
-    if (state.waiting.size >= this.#maxQueued) {
+    if (gone?.()) return Promise.reject(CALL_DROPPED);
+    if (state.waiting.size >= this.#maxQueued && dropGone(state.waiting) === 0) {
       return Promise.reject(
         new UpstreamUnavailableError(upstream, 'too many calls in flight for this caller'),
       );
@@ -68,21 +84,13 @@ export class CallerShare {
     // The slot is handed over by the call that ends (active is not decremented then).
     const queued = state;
     return new Promise<T>((resolve, reject) => {
-      const signal = abandoned?.();
-      if (signal?.aborted) {
-        reject(signal.reason);
-        return;
-      }
-      const leave = () => {
-        queued.waiting.delete(start);
-        reject(signal?.reason);
-      };
-      const start = () => {
-        signal?.removeEventListener('abort', leave);
-        this.#holding(caller, queued, work).then(resolve, reject);
-      };
-      signal?.addEventListener('abort', leave, { once: true });
-      queued.waiting.add(start);
+      queued.waiting.add({
+        start: () => {
+          this.#holding(caller, queued, work).then(resolve, reject);
+        },
+        drop: () => reject(CALL_DROPPED),
+        gone,
+      });
     });
   }
 
@@ -95,16 +103,33 @@ export class CallerShare {
       running = Promise.reject(error);
     }
     const release = () => {
-      if (state.waiting.size > 0) {
-        const next = state.waiting.values().next().value as () => void;
+      // The next call still wanted takes the slot; those nobody waits for are dropped on the way.
+      for (const next of state.waiting) {
         state.waiting.delete(next);
-        next();
-      } else {
-        state.active -= 1;
-        if (state.active === 0) this.#callers.delete(caller);
+        if (next.gone?.()) {
+          next.drop();
+          continue;
+        }
+        next.start();
+        return;
       }
+      state.active -= 1;
+      if (state.active === 0) this.#callers.delete(caller);
     };
     running.then(release, release);
     return running;
   }
+}
+
+/** Drops the waiting calls no request waits for any more; how many it dropped. */
+function dropGone(waiting: Set<Waiting>): number {
+  let dropped = 0;
+  for (const call of waiting) {
+    if (call.gone?.()) {
+      waiting.delete(call);
+      call.drop();
+      dropped += 1;
+    }
+  }
+  return dropped;
 }

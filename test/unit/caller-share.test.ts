@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type CallerKind, CallerShare } from '../../src/upstream/caller-share.ts';
+import { CALL_DROPPED, type CallerKind, CallerShare } from '../../src/upstream/caller-share.ts';
 
 /** Runs `calls` works at once for one caller of `kind`; the most that were in flight together. */
 async function most(share: CallerShare, kind: CallerKind, calls: number): Promise<number> {
@@ -18,12 +18,12 @@ async function most(share: CallerShare, kind: CallerKind, calls: number): Promis
 }
 
 /**
- * A call of caller `c` that holds its slot until `release`; `abandoned` is what it would be asked
- * for if it had to wait.
+ * A call of caller `c` that holds its slot until `release`; `gone` is what it would be asked if
+ * it had to wait.
  */
 function holding(
   share: CallerShare,
-  abandoned?: () => AbortSignal,
+  gone?: () => boolean,
 ): { running: Promise<string>; release: () => void } {
   let release = () => {};
   const running = share.run(
@@ -34,7 +34,7 @@ function holding(
       new Promise<string>((resolve) => {
         release = () => resolve('answered');
       }),
-    abandoned,
+    gone,
   );
   return { running, release };
 }
@@ -47,7 +47,7 @@ async function refused(share: CallerShare): Promise<void> {
 }
 
 /** A call of caller `c` that notes its `name` in `ran` when it runs. */
-const noting = (share: CallerShare, ran: string[], name: string, abandoned?: () => AbortSignal) =>
+const noting = (share: CallerShare, ran: string[], name: string, gone?: () => boolean) =>
   share.run(
     'c',
     'endUser',
@@ -55,7 +55,7 @@ const noting = (share: CallerShare, ran: string[], name: string, abandoned?: () 
     async () => {
       ran.push(name);
     },
-    abandoned,
+    gone,
   );
 
 describe('CallerShare', () => {
@@ -75,43 +75,61 @@ describe('CallerShare', () => {
     await Promise.all([first.running, second]);
   });
 
-  it('drops a waiting call once its requests have gone, and runs the next one in its place', async () => {
+  it('drops a waiting call its requests have left when its place is wanted, and runs the next one in its place', async () => {
     const share = new CallerShare({ endUser: 1, service: 1 }, 2);
     const ran: string[] = [];
     const first = holding(share);
-    const gone = new AbortController();
-    const dropped = noting(share, ran, 'dropped', () => gone.signal);
+    let left = false;
+    let asked = 0;
+    const dropped = noting(share, ran, 'dropped', () => {
+      asked += 1;
+      return left;
+    });
     const kept = noting(share, ran, 'kept');
-    // The queue is full (2) until the abandoned call leaves it.
+    // The queue is full (2): a call no request has left keeps its place.
     await refused(share);
-    const reason = new DOMException('gone', 'AbortError');
-    gone.abort(reason);
-    await expect(dropped).rejects.toBe(reason);
+    const askedWhileWaiting = asked;
+    left = true;
+    // Its requests have gone: the next call takes its place, and it is never made.
     const third = noting(share, ran, 'third');
+    await expect(dropped).rejects.toBe(CALL_DROPPED);
     first.release();
     await Promise.all([first.running, kept, third]);
     expect(ran).toEqual(['kept', 'third']);
+    expect(share.callers).toBe(0);
+    // Asked only when it came to wait and when its place was wanted, never while it waited.
+    expect(askedWhileWaiting).toBe(2);
+  });
+
+  it('drops a waiting call its requests have left when its turn comes, and passes the slot on', async () => {
+    const share = new CallerShare({ endUser: 1, service: 1 }, 10);
+    const ran: string[] = [];
+    const first = holding(share);
+    let left = false;
+    const dropped = noting(share, ran, 'dropped', () => left);
+    const kept = noting(share, ran, 'kept', () => false);
+    left = true;
+    first.release();
+    await expect(dropped).rejects.toBe(CALL_DROPPED);
+    await Promise.all([first.running, kept]);
+    expect(ran).toEqual(['kept']);
     expect(share.callers).toBe(0);
   });
 
   it('never asks whether a call is abandoned when it need not wait, and never drops a running one', async () => {
     const share = new CallerShare({ endUser: 1, service: 1 }, 1);
-    const gone = new AbortController();
     let asked = 0;
     const first = holding(share, () => {
       asked += 1;
-      return gone.signal;
+      return true;
     });
-    gone.abort();
     first.release();
     await expect(first.running).resolves.toBe('answered');
     expect(asked).toBe(0);
     // Already abandoned when it would wait: refused at once, never run.
     const ran: string[] = [];
     const second = holding(share);
-    await expect(noting(share, ran, 'late', () => gone.signal)).rejects.toBeInstanceOf(
-      DOMException,
-    );
+    await expect(noting(share, ran, 'late', () => true)).rejects.toBe(CALL_DROPPED);
     second.release();
     await second.running;
     expect(ran).toEqual([]);

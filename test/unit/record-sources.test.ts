@@ -188,15 +188,12 @@ describe('record sources over the memory state', () => {
     }
   });
 
-  it('a waiting call is dropped once every request waiting for it has ended; one in flight is made and stored', async () => {
+  it('a waiting call is dropped when its turn comes if every request waiting for it has ended; one in flight is made and stored', async () => {
     const read = sources(memoryState());
     // One call at a time for the caller; the first one is held by the service until released.
     const share = new CallerShare({ endUser: 1, service: 1 }, 10);
-    const gate = <T>(
-      upstream: 'payment' | 'kyc',
-      work: () => Promise<T>,
-      abandoned?: () => AbortSignal,
-    ) => share.run('caller', 'service', upstream, work, abandoned);
+    const gate = <T>(upstream: 'payment' | 'kyc', work: () => Promise<T>, gone?: () => boolean) =>
+      share.run('caller', 'service', upstream, work, gone);
     const { first, release } = holding('NT-HELD1');
     const x = new AbortController();
     const y = new AbortController();
@@ -216,6 +213,13 @@ describe('record sources over the memory state', () => {
     await turn();
     x.abort();
     z.abort();
+    release();
+    expect((await inFlight)?.txRef).toBe('NT-HELD1');
+    // Y still waits for SHARED1: made. Nobody waits for GONE1 when its turn comes: dropped.
+    expect((await Promise.all(sharedByXY)).map((record) => record?.txRef)).toEqual([
+      'NT-SHARED1',
+      'NT-SHARED1',
+    ]);
     for (const gone of await Promise.allSettled(sharedByXZ)) {
       expect(gone.status === 'rejected' && gone.reason).toBeInstanceOf(DOMException);
     }
@@ -224,12 +228,6 @@ describe('record sources over the memory state', () => {
       gate,
       signal: () => new AbortController().signal,
     });
-    release();
-    expect((await inFlight)?.txRef).toBe('NT-HELD1');
-    expect((await Promise.all(sharedByXY)).map((record) => record?.txRef)).toEqual([
-      'NT-SHARED1',
-      'NT-SHARED1',
-    ]);
     expect((await later)?.txRef).toBe('NT-GONE1');
     expect(payment.requests.map((request) => request.path.split('/').pop())).toEqual([
       'NT-HELD1',
@@ -241,6 +239,30 @@ describe('record sources over the memory state', () => {
     expect((await read.transaction('NT-HELD1'))?.txRef).toBe('NT-HELD1');
     expect(calls()).toBe(3);
     expect(share.callers).toBe(0);
+  });
+
+  it('a request that joins a waiting read its first requests have left keeps the call wanted', async () => {
+    const read = sources(memoryState());
+    const share = new CallerShare({ endUser: 1, service: 1 }, 10);
+    const gate = <T>(upstream: 'payment' | 'kyc', work: () => Promise<T>, gone?: () => boolean) =>
+      share.run('caller', 'service', upstream, work, gone);
+    const { first, release } = holding('NT-HELD2');
+    const x = new AbortController();
+    const inFlight = read.transaction('NT-HELD2', { gate });
+    await first;
+    const left = read.transaction('NT-JOINED2', { gate, signal: () => x.signal });
+    await turn();
+    x.abort();
+    // Another request joins the same read before its turn: the call is made for it.
+    const joined = read.transaction('NT-JOINED2', {
+      gate,
+      signal: () => new AbortController().signal,
+    });
+    release();
+    expect((await inFlight)?.txRef).toBe('NT-HELD2');
+    expect((await joined)?.txRef).toBe('NT-JOINED2');
+    expect((await left)?.txRef).toBe('NT-JOINED2');
+    expect(calls()).toBe(2);
   });
 
   it('a retry is not made once no request waits for the read', async () => {
