@@ -32,9 +32,10 @@
  *                      of requests per scenario, auth on by default. Unlike req/s, this does not
  *                      move with the machine's load, so it can compare changes on a noisy machine.
  *   --features         instead of the tables: the gateway's bare pipeline, then each production
- *                      feature added alone, in rounds of alternating short cells, beside a second
- *                      bare process (the noise floor; bench/features.ts); each share from req/s
- *                      and from µs of CPU per request. BENCH_FEATURE_PAIRS rounds (default 8);
+ *                      feature added alone, both loaded at once on their shared core in short
+ *                      rounds, beside a second bare process (the noise floor; bench/features.ts);
+ *                      each share from req/s and from µs of CPU per request.
+ *                      BENCH_FEATURE_PAIRS rounds (default 8);
  *                      BENCH_FEATURE_NAMES (words, comma-separated) keeps only the features whose
  *                      name holds one.
  *   --businesses N,M   instead of the tables: what more businesses cost (bench/businesses.ts).
@@ -146,12 +147,13 @@ const BUSINESS_COUNTS = argv.businesses?.split(',').map((raw) => {
 });
 /** Rounds of the `--businesses` mode (each measures every count once, in rotating order). */
 const BUSINESS_ROUNDS = setting(undefined, 'BENCH_BUSINESS_ROUNDS', 3);
-// The features mode measures short cells in many alternating rounds (see `features`).
-const DURATION_S = setting(argv.duration, 'BENCH_DURATION_S', FEATURE_MODE ? 2 : 6);
-// The features mode starts a new process for each feature: a 1 s warm-up left the second
-// process of each pair measurably faster than the first (an order effect), hence 3 s there.
-const WARMUP_S = setting(argv.warmup, 'BENCH_WARMUP_S', FEATURE_MODE ? 3 : 2);
-/** Alternating rounds (a cell of each process) per feature and scenario in the features mode. */
+// The features mode measures short rounds of both processes at once (see `features`).
+const DURATION_S = setting(argv.duration, 'BENCH_DURATION_S', FEATURE_MODE ? 3 : 6);
+// The features mode starts a new process for each feature, measured beside one that has served
+// the earlier features: a fresh process is slower until its code is compiled and its heap has
+// grown (4 s of warm-up left a second bare process 5 % behind the first), hence 8 s there.
+const WARMUP_S = setting(argv.warmup, 'BENCH_WARMUP_S', FEATURE_MODE ? 8 : 2);
+/** Rounds (both processes loaded at once) per feature and scenario in the features mode. */
 const PAIRS = setting(undefined, 'BENCH_FEATURE_PAIRS', 8);
 /** The features measured: those whose name holds one of these words (all when unset). */
 const FEATURE_WORDS = (process.env.BENCH_FEATURE_NAMES ?? '')
@@ -801,19 +803,21 @@ const FEATURE_CELL_WARMUP_S = 1;
 
 /**
  * The features mode: per scenario, the bare pipeline against the bare pipeline plus each
- * feature alone. Both processes run side by side, the idle one paused; after one warm-up of
- * each, they take turns in short cells (bare, feature, feature, bare, …) for PAIRS rounds, so
- * that a drift of the machine's speed over a minute reaches both alike. A second bare process
- * is measured against the first the same way: its share is the noise floor of the run.
+ * feature alone. In each of PAIRS rounds both processes are loaded at the same time, each by its
+ * own CONNECTIONS, on the core they share: whatever the machine's speed does during a round, it
+ * does to both alike (cells taken in turns, even seconds apart, differed by a tenth on this
+ * machine with nothing changed). Each one's µs of CPU per request is then compared within the
+ * round. A second bare process is measured against the first the same way: its share is the
+ * noise floor of the run.
  */
 async function features(stub: Started, reference: Started): Promise<void> {
   const bearer = { authorization: `Bearer ${await benchToken()}` };
   const scenarios = SCENARIOS.filter((s) => SCENARIO_IDS.includes(s.id));
   const measured = [NOISE_FLOOR, ...CHOSEN_FEATURES];
-  const perFeatureS = 2 * WARMUP_S + PAIRS * 2 * (FEATURE_CELL_WARMUP_S + DURATION_S + 0.6) + 3;
+  const perFeatureS = WARMUP_S + 1 + PAIRS * (FEATURE_CELL_WARMUP_S + DURATION_S + 0.6) + 3;
   const minutes = Math.ceil((scenarios.length * (measured.length * perFeatureS + 15)) / 60);
   console.log(
-    `bench --features: ${PAIRS} rounds of alternating ${DURATION_S} s cells per feature (after ${WARMUP_S} s warm-up), ${CONNECTIONS} connections, scenarios ${SCENARIO_IDS.join(', ')}; about ${minutes} minutes`,
+    `bench --features: ${PAIRS} rounds of ${DURATION_S} s with both processes loaded at once per feature (after ${WARMUP_S} s warm-up), ${CONNECTIONS} connections, scenarios ${SCENARIO_IDS.join(', ')}; about ${minutes} minutes`,
   );
   const cell = { warmupS: FEATURE_CELL_WARMUP_S, durationS: DURATION_S };
   const results: Array<{
@@ -844,10 +848,20 @@ async function features(stub: Started, reference: Started): Promise<void> {
       {},
       CONNECTIONS,
     );
+    // The bare pipeline alone, for its req/s beside the limit's (the rounds share the core).
+    const alone = await measure(
+      bare,
+      [reference],
+      bareUrl,
+      stub,
+      scenario.body(`${tag}B`),
+      {},
+      CONNECTIONS,
+    );
     const row = {
       id: scenario.id,
       limitRps: limit.rps,
-      bareRps: [] as number[],
+      bareRps: [alone.rps],
       bareCpuUs: [] as number[],
       features: [] as (typeof results)[number]['features'],
     };
@@ -863,48 +877,60 @@ async function features(stub: Started, reference: Started): Promise<void> {
         scenario.check(`${tag}V`),
         headers,
       );
-      const run = (target: Started, round: number | 'warm', timing = cell) =>
-        measure(
-          target,
-          [reference, target === bare ? variant : bare],
-          target === bare ? bareUrl : variantUrl,
-          stub,
-          scenario.body(`${tag}${target.name}${round}`),
-          target === bare ? {} : headers,
-          CONNECTIONS,
-          timing,
-        );
+      const targets = [
+        { started: bare, url: bareUrl, headers: {} },
+        { started: variant, url: variantUrl, headers },
+      ];
+      /** Both loaded at once (the reference paused): req/s and µs of CPU per request of each. */
+      const together = async (round: number | 'warm', { warmupS, durationS } = cell) => {
+        reference.pause();
+        try {
+          const loadAll = (seconds: number) =>
+            Promise.all(
+              targets.map((t) =>
+                load({
+                  url: t.url,
+                  connections: CONNECTIONS,
+                  durationS: seconds,
+                  body: scenario.body(`${tag}${t.started.name}${round}`),
+                  ...headersOf(t.headers),
+                }),
+              ),
+            );
+          if (warmupS > 0) await loadAll(warmupS);
+          const before = targets.map((t) => cpuSeconds(t.started.pid));
+          const loaded = await loadAll(durationS);
+          const after = targets.map((t) => cpuSeconds(t.started.pid));
+          await resetStub(stub.port);
+          return loaded.map((r, i) => {
+            const name = targets[i]?.started.name ?? '';
+            const errors = r.non2xx + r.errors + r.timeouts + r.graphqlErrors;
+            if (errors > 0) {
+              throw new Error(
+                `${scenario.id} ${name}: ${r.non2xx} non-2xx answers, ${r.graphqlErrors} with GraphQL errors, ${r.errors} socket errors, ${r.timeouts} timeouts (log: ${targets[i]?.started.logFile})`,
+              );
+            }
+            const cpu = (after[i] ?? 0) - (before[i] ?? 0);
+            return { rps: r.rps, cpuUs: (cpu / Math.max(1, r.requests)) * 1e6 };
+          });
+        } finally {
+          reference.resume();
+        }
+      };
       // Both warmed up alike before the first round (the bare process has served the earlier
       // features; the new one has just started).
-      await run(variant, 'warm', { warmupS: WARMUP_S, durationS: 1 });
-      await run(bare, 'warm', { warmupS: WARMUP_S, durationS: 1 });
+      await together('warm', { warmupS: WARMUP_S, durationS: 1 });
       const pairs: PairResult[] = [];
       for (let round = 0; round < PAIRS; round++) {
-        // Alternating order: the feature first in even rounds (the bare process ran last), bare
-        // first in odd ones.
-        const first = round % 2 === 0 ? variant : bare;
-        const a = await run(first, round);
-        const b = await run(first === bare ? variant : bare, round);
-        const [bareResult, featureResult] = first === bare ? [a, b] : [b, a];
-        for (const [name, r] of [
-          [bare.name, bareResult],
-          [variant.name, featureResult],
-        ] as const) {
-          if (r.errorAnswers > 0) {
-            throw new Error(
-              `${scenario.id} ${name}: ${r.non2xx} non-2xx answers, ${r.graphqlErrors} with GraphQL errors, ${r.errors} socket errors, ${r.timeouts} timeouts (log: ${name === bare.name ? bare.logFile : variant.logFile})`,
-            );
-          }
-        }
-        const cpuUs = (r: TargetResult) => (r.cpu / Math.max(1e-9, r.rps)) * 1e6;
+        const [bareResult, featureResult] = await together(round);
+        if (!bareResult || !featureResult) throw new Error('a round measured nothing');
         pairs.push({
           bareRps: bareResult.rps,
           featureRps: featureResult.rps,
-          bareCpuUs: cpuUs(bareResult),
-          featureCpuUs: cpuUs(featureResult),
+          bareCpuUs: bareResult.cpuUs,
+          featureCpuUs: featureResult.cpuUs,
         });
-        row.bareRps.push(bareResult.rps);
-        row.bareCpuUs.push(cpuUs(bareResult));
+        row.bareCpuUs.push(bareResult.cpuUs);
       }
       await variant.stop();
       const cost = share(pairs);
@@ -938,7 +964,7 @@ async function features(stub: Started, reference: Started): Promise<void> {
   const text = [
     lines.join('\n'),
     '',
-    `Share (req/s): 1 − (req/s with the feature ÷ req/s of the bare pipeline); share (CPU/request): 1 − (µs of CPU per request of the bare pipeline ÷ with the feature), which does not move when other processes take the core; each the median of ${PAIRS} rounds, a round being one ${DURATION_S} s cell of each process (after ${FEATURE_CELL_WARMUP_S} s of load), in alternating order, ${CONNECTIONS} connections; in brackets the middle half of the rounds' CPU shares. "${NOISE_FLOOR.name}" is a second process of the bare pipeline measured the same way: shares within its range are not told apart from noise.`,
+    `Share (req/s): 1 − (req/s with the feature ÷ req/s of the bare pipeline); share (CPU/request): 1 − (µs of CPU per request of the bare pipeline ÷ with the feature); each the median of ${PAIRS} rounds, a round being ${DURATION_S} s of load on both processes at once, ${CONNECTIONS} connections each (after ${FEATURE_CELL_WARMUP_S} s of load), on the core they share; in brackets the middle half of the rounds' CPU shares. The bare pipeline's req/s is its own, measured alone. "${NOISE_FLOOR.name}" is a second process of the bare pipeline measured the same way: shares within its range are not told apart from noise.`,
     'Not switchable yet:',
     ...NOT_SWITCHABLE.map((n) => `- ${n.name}: ${n.why}`),
   ].join('\n');
