@@ -37,16 +37,30 @@ interface CallerState {
   active: number;
   /** The calls waiting, in arrival order; one dropped is deleted from anywhere in it. */
   waiting: Set<Waiting>;
+  /** When its full queue was last looked through for calls nobody waits for (ms). */
+  sweptAt: number;
 }
+
+/**
+ * How often a full queue is looked through, at most (ms): a caller that keeps its queue full of
+ * live calls and sends more is refused without a look through the whole queue each time.
+ */
+export const SWEEP_INTERVAL_MS = 10;
 
 export class CallerShare {
   readonly #limits: Record<CallerKind, number>;
   readonly #maxQueued: number;
   readonly #callers = new Map<string, CallerState>();
+  readonly #now: () => number;
 
-  constructor(limits: Record<CallerKind, number>, maxQueued: number) {
+  constructor(
+    limits: Record<CallerKind, number>,
+    maxQueued: number,
+    now: () => number = () => performance.now(),
+  ) {
     this.#limits = limits;
     this.#maxQueued = maxQueued;
+    this.#now = now;
   }
 
   /** Callers with calls in flight or waiting (for tests and metrics). */
@@ -68,7 +82,7 @@ export class CallerShare {
   ): Promise<T> {
     let state = this.#callers.get(caller);
     if (!state) {
-      state = { active: 0, waiting: new Set() };
+      state = { active: 0, waiting: new Set(), sweptAt: Number.NEGATIVE_INFINITY };
       this.#callers.set(caller, state);
     }
     if (state.active < this.#limits[kind]) {
@@ -76,7 +90,7 @@ export class CallerShare {
       return this.#holding(caller, state, work);
     }
     if (gone?.()) return Promise.reject(CALL_DROPPED);
-    if (state.waiting.size >= this.#maxQueued && dropGone(state.waiting) === 0) {
+    if (state.waiting.size >= this.#maxQueued && this.#dropGone(state) === 0) {
       return Promise.reject(
         new UpstreamUnavailableError(upstream, 'too many calls in flight for this caller'),
       );
@@ -92,6 +106,25 @@ export class CallerShare {
         gone,
       });
     });
+  }
+
+  /**
+   * Drops the waiting calls no request waits for any more; how many it dropped. At most once
+   * per {@link SWEEP_INTERVAL_MS} per caller (none dropped otherwise).
+   */
+  #dropGone(state: CallerState): number {
+    const now = this.#now();
+    if (now - state.sweptAt < SWEEP_INTERVAL_MS) return 0;
+    state.sweptAt = now;
+    let dropped = 0;
+    for (const call of state.waiting) {
+      if (call.gone?.()) {
+        state.waiting.delete(call);
+        call.drop();
+        dropped += 1;
+      }
+    }
+    return dropped;
   }
 
   /** Runs `work` in a slot already taken, and passes the slot on (or frees it) when it settles. */
@@ -121,15 +154,3 @@ export class CallerShare {
   }
 }
 
-/** Drops the waiting calls no request waits for any more; how many it dropped. */
-function dropGone(waiting: Set<Waiting>): number {
-  let dropped = 0;
-  for (const call of waiting) {
-    if (call.gone?.()) {
-      waiting.delete(call);
-      call.drop();
-      dropped += 1;
-    }
-  }
-  return dropped;
-}

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { CALL_DROPPED, type CallerKind, CallerShare } from '../../src/upstream/caller-share.ts';
+import {
+  CALL_DROPPED,
+  type CallerKind,
+  CallerShare,
+  SWEEP_INTERVAL_MS,
+} from '../../src/upstream/caller-share.ts';
 
 /** Runs `calls` works at once for one caller of `kind`; the most that were in flight together. */
 async function most(share: CallerShare, kind: CallerKind, calls: number): Promise<number> {
@@ -76,7 +81,8 @@ describe('CallerShare', () => {
   });
 
   it('drops a waiting call its requests have left when its place is wanted, and runs the next one in its place', async () => {
-    const share = new CallerShare({ endUser: 1, service: 1 }, 2);
+    let now = 0;
+    const share = new CallerShare({ endUser: 1, service: 1 }, 2, () => now);
     const ran: string[] = [];
     const first = holding(share);
     let left = false;
@@ -90,6 +96,7 @@ describe('CallerShare', () => {
     await refused(share);
     const askedWhileWaiting = asked;
     left = true;
+    now += SWEEP_INTERVAL_MS;
     // Its requests have gone: the next call takes its place, and it is never made.
     const third = noting(share, ran, 'third');
     await expect(dropped).rejects.toBe(CALL_DROPPED);
@@ -99,6 +106,28 @@ describe('CallerShare', () => {
     expect(share.callers).toBe(0);
     // Asked only when it came to wait and when its place was wanted, never while it waited.
     expect(askedWhileWaiting).toBe(2);
+  });
+
+  it('looks through a full queue of wanted calls at most once per interval, however many calls it refuses', async () => {
+    let now = 0;
+    const share = new CallerShare({ endUser: 1, service: 1 }, 2, () => now);
+    const first = holding(share);
+    let asked = 0;
+    const wanted = () => {
+      asked += 1;
+      return false;
+    };
+    const queued = [noting(share, [], 'a', wanted), noting(share, [], 'b', wanted)];
+    expect(asked).toBe(2);
+    for (let i = 0; i < 50; i++) await refused(share);
+    // One look through the two waiting calls for fifty refusals.
+    expect(asked).toBe(4);
+    now += SWEEP_INTERVAL_MS;
+    await refused(share);
+    expect(asked).toBe(6);
+    first.release();
+    await Promise.all([first.running, ...queued]);
+    expect(share.callers).toBe(0);
   });
 
   it('drops a waiting call its requests have left when its turn comes, and passes the slot on', async () => {
