@@ -153,4 +153,3 @@ export class CallerShare {
     return running;
   }
 }
-
