@@ -158,15 +158,25 @@ class Waiters {
   readonly gone = (): boolean => {
     if (this.#forever || this.#settled) return false;
     if (this.#gone) return this.#gone.signal.aborted;
-    if (this.#first) this.#signals.push(this.#first());
-    for (const lazy of this.#more ?? []) this.#signals.push(lazy());
-    this.#first = undefined;
-    this.#more = undefined;
-    for (const signal of this.#signals) if (!signal.aborted) return false;
+    this.#askSignals();
+    if (!this.#allEnded()) return false;
     // Nobody waits: a request arriving now starts a read of its own.
     this.#onGone();
     return true;
   };
+
+  /** Asks the waiters that joined since the last time for their signals. */
+  #askSignals(): void {
+    if (this.#first) this.#signals.push(this.#first());
+    for (const lazy of this.#more ?? []) this.#signals.push(lazy());
+    this.#first = undefined;
+    this.#more = undefined;
+  }
+
+  #allEnded(): boolean {
+    for (const signal of this.#signals) if (!signal.aborted) return false;
+    return true;
+  }
 
   /** Aborted once every waiter has ended (never, once the read has settled). */
   readonly abandoned = (): AbortSignal => {
@@ -175,17 +185,13 @@ class Waiters {
     this.#gone = gone;
     if (this.#forever || this.#settled) return gone.signal;
     const check = () => {
-      if (this.#forever || gone.signal.aborted) return;
-      for (const signal of this.#signals) if (!signal.aborted) return;
+      if (this.#forever || gone.signal.aborted || !this.#allEnded()) return;
       this.close();
       this.#onGone();
       gone.abort(ABANDONED);
     };
     this.#check = check;
-    if (this.#first) this.#signals.push(this.#first());
-    for (const lazy of this.#more ?? []) this.#signals.push(lazy());
-    this.#first = undefined;
-    this.#more = undefined;
+    this.#askSignals();
     for (const signal of this.#signals) signal.addEventListener('abort', check);
     check();
     return gone.signal;
