@@ -107,6 +107,12 @@ function holding(
  */
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
+/** The gate of one service caller's reads, through `share`. */
+const gateOf =
+  (share: CallerShare) =>
+  <T>(upstream: 'payment' | 'kyc', work: () => Promise<T>, gone?: () => boolean) =>
+    share.run('caller', 'service', upstream, work, gone);
+
 describe('record sources over the memory state', () => {
   it('a cached read serves the stored record until its TTL, then asks again', async () => {
     status = 'PENDING';
@@ -192,8 +198,7 @@ describe('record sources over the memory state', () => {
     const read = sources(memoryState());
     // One call at a time for the caller; the first one is held by the service until released.
     const share = new CallerShare({ endUser: 1, service: 1 }, 10);
-    const gate = <T>(upstream: 'payment' | 'kyc', work: () => Promise<T>, gone?: () => boolean) =>
-      share.run('caller', 'service', upstream, work, gone);
+    const gate = gateOf(share);
     const { first, release } = holding('NT-HELD1');
     const x = new AbortController();
     const y = new AbortController();
@@ -244,8 +249,7 @@ describe('record sources over the memory state', () => {
   it('a request that joins a waiting read its first requests have left keeps the call wanted', async () => {
     const read = sources(memoryState());
     const share = new CallerShare({ endUser: 1, service: 1 }, 10);
-    const gate = <T>(upstream: 'payment' | 'kyc', work: () => Promise<T>, gone?: () => boolean) =>
-      share.run('caller', 'service', upstream, work, gone);
+    const gate = gateOf(share);
     const { first, release } = holding('NT-HELD2');
     const x = new AbortController();
     const inFlight = read.transaction('NT-HELD2', { gate });
