@@ -139,26 +139,27 @@ export class PaymentClient extends UpstreamClient {
    * know it. The caller has checked the reference against TX_REF. `abandoned`: see
    * {@link UpstreamHttp.get}.
    */
-  async getTransaction(
+  getTransaction(
     txRef: string,
     abandoned?: () => AbortSignal,
   ): Promise<UpstreamTransaction | null> {
-    const result = await this.http.get(
-      `/pg/api/v1/transaction/status/${encodeURIComponent(txRef)}`,
-      this.#headers,
-      abandoned,
-    );
-    const answer = readAnswer(
-      'payment',
-      result,
-      this.shapes.transactionResponse,
-      moneySourceReviver,
-      // The documented answer names no reference; one that names another is refused.
-      { field: 'txRef', value: txRef },
-    );
-    if (answer === null) return null;
-    // The shape's output is a new object of its own: completed in place rather than copied.
-    return Object.assign(answer.data, { txRef, event: answer.event });
+    // A `then` rather than an async function: one of the few steps every record takes, where a
+    // suspended frame per call showed in allocation profiles.
+    return this.http
+      .get(`/pg/api/v1/transaction/status/${encodeURIComponent(txRef)}`, this.#headers, abandoned)
+      .then((result) => {
+        const answer = readAnswer(
+          'payment',
+          result,
+          this.shapes.transactionResponse,
+          moneySourceReviver,
+          // The documented answer names no reference; one that names another is refused.
+          { field: 'txRef', value: txRef },
+        );
+        if (answer === null) return null;
+        // The shape's output is a new object of its own: completed in place rather than copied.
+        return Object.assign(answer.data, { txRef, event: answer.event });
+      });
   }
 }
 
@@ -182,22 +183,21 @@ export class KycClient extends UpstreamClient {
    * The KYC details of this user of the configured business, normalized; `null` when unknown.
    * `abandoned`: see {@link UpstreamHttp.get}.
    */
-  async getUser(userRef: string, abandoned?: () => AbortSignal): Promise<UpstreamKycUser | null> {
+  getUser(userRef: string, abandoned?: () => AbortSignal): Promise<UpstreamKycUser | null> {
     // The provider's first example also sends a JSON body on this GET; the consistent form is
     // the query string alone, and a body on GET is dropped by many proxies, so none is sent.
     const query = new URLSearchParams({ userRef, slug: this.#slug });
-    const result = await this.http.get(
-      `/api/v1/user/kyc?${query.toString()}`,
-      this.#headers,
-      abandoned,
-    );
-    const answer = readAnswer('kyc', result, this.shapes.kycResponse, undefined, {
-      field: 'userRef',
-      value: userRef,
-    });
-    if (answer === null) return null;
-    // The reference asked by, when the upstream leaves it out of the record (completed in
-    // place: the shape's output is a new object of its own).
-    return Object.assign(answer.data, { userRef: answer.data.userRef ?? userRef });
+    return this.http
+      .get(`/api/v1/user/kyc?${query.toString()}`, this.#headers, abandoned)
+      .then((result) => {
+        const answer = readAnswer('kyc', result, this.shapes.kycResponse, undefined, {
+          field: 'userRef',
+          value: userRef,
+        });
+        if (answer === null) return null;
+        // The reference asked by, when the upstream leaves it out of the record (completed in
+        // place: the shape's output is a new object of its own).
+        return Object.assign(answer.data, { userRef: answer.data.userRef ?? userRef });
+      });
   }
 }

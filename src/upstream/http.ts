@@ -285,38 +285,75 @@ export class UpstreamHttp {
    * its turn comes, or the retry is not made, and the read rejects with the signal's reason. A
    * call in flight runs to its end.
    */
-  async get(
+  get(
     path: string,
     headers: Record<string, string>,
     abandoned?: () => AbortSignal,
     key = path,
   ): Promise<HttpResult> {
+    // The first attempt with a `then` rather than in the retry loop's async frame: most calls
+    // end with it, and a suspended frame per call showed in allocation profiles.
+    const { timeoutMs } = this.#policy;
+    const started = performance.now();
+    const deadline = started + timeoutMs;
+    const signal = this.#waitSignal(abandoned);
+    let first: Promise<HttpResult>;
+    try {
+      first = this.#guarded(path, headers, timeoutMs, 1, key, signal);
+    } catch (error) {
+      first = Promise.reject(error);
+    }
+    return first.then(
+      (result) => this.#succeeded(result, key, started),
+      (error: unknown) =>
+        this.#retry(
+          path,
+          headers,
+          abandoned,
+          key,
+          deadline,
+          this.#failedAttempt(error, key, started, deadline, signal),
+        ),
+    );
+  }
+
+  /** The requests' signal only for a call that has to wait: a call that starts at once is made. */
+  #waitSignal(abandoned: (() => AbortSignal) | undefined): AbortSignal | undefined {
+    return abandoned &&
+      this.#bulkhead.executionSlots === 0 &&
+      !this.#policy.benchNoBreakerOrBulkhead
+      ? abandoned()
+      : undefined;
+  }
+
+  /** An attempt that ended with an answer to return (reported, and its key's failure forgotten). */
+  #succeeded(result: HttpResult, key: string, started: number): HttpResult {
+    this.#failedKeys.delete(key);
+    this.#observer.attempt?.({
+      upstream: this.name,
+      outcome: result.status < 400 || result.status === 404 ? 'ok' : 'http_error',
+      status: result.status,
+      durationMs: performance.now() - started,
+    });
+    return result;
+  }
+
+  /**
+   * After attempt `attempt` ended with `outcome`: returns its answer when final, else waits
+   * (backoff or `Retry-After`) and tries again while attempts and the budget last.
+   */
+  async #retry(
+    path: string,
+    headers: Record<string, string>,
+    abandoned: (() => AbortSignal) | undefined,
+    key: string,
+    deadline: number,
+    first: Outcome,
+  ): Promise<HttpResult> {
     const { timeoutMs, maxAttempts } = this.#policy;
-    const deadline = performance.now() + timeoutMs;
+    let outcome = first;
     let backoff: IBackoff<unknown> | undefined;
-    for (let attempt = 1; ; attempt++) {
-      const remaining = deadline - performance.now();
-      if (remaining <= 0) throw new UpstreamTimeoutError(this.name, timeoutMs);
-      const started = performance.now();
-      // The requests' signal only for a call that has to wait: a call that starts at once is made.
-      const signal =
-        abandoned && this.#bulkhead.executionSlots === 0 && !this.#policy.benchNoBreakerOrBulkhead
-          ? abandoned()
-          : undefined;
-      let outcome: Outcome;
-      try {
-        const result = await this.#guarded(path, headers, remaining, attempt, key, signal);
-        this.#failedKeys.delete(key);
-        this.#observer.attempt?.({
-          upstream: this.name,
-          outcome: result.status < 400 || result.status === 404 ? 'ok' : 'http_error',
-          status: result.status,
-          durationMs: performance.now() - started,
-        });
-        return result;
-      } catch (error) {
-        outcome = this.#failedAttempt(error, key, started, deadline, signal);
-      }
+    for (let attempt = 1; ; ) {
       if (outcome.kind === 'final') return outcome.result;
       const result = outcome.kind === 'retryable' ? outcome.result : undefined;
       const left = deadline - performance.now();
@@ -343,6 +380,17 @@ export class UpstreamHttp {
       });
       await sleep(delay);
       if (waiting?.aborted) throw waiting.reason;
+      attempt += 1;
+      const remaining = deadline - performance.now();
+      if (remaining <= 0) throw new UpstreamTimeoutError(this.name, timeoutMs);
+      const started = performance.now();
+      const signal = this.#waitSignal(abandoned);
+      try {
+        const answered = await this.#guarded(path, headers, remaining, attempt, key, signal);
+        return this.#succeeded(answered, key, started);
+      } catch (error) {
+        outcome = this.#failedAttempt(error, key, started, deadline, signal);
+      }
     }
   }
 
