@@ -348,7 +348,7 @@ export function createSources(deps: SourceDeps): RecordSources {
    * (records never go back in time). A read that bypassed the cache returns what the upstream
    * said; a miss returns the record that stands.
    */
-  async function fetchAndStore<T>(
+  function fetchAndStore<T>(
     kind: RecordKind<T>,
     key: string,
     id: string,
@@ -356,21 +356,51 @@ export function createSources(deps: SourceDeps): RecordSources {
     abandoned: (() => AbortSignal) | undefined,
     gone: () => boolean,
   ): Promise<T | null> {
-    // Taken before the call: a read that began earlier than a stored record's never replaces it.
-    const fetchedAt = Date.now();
-    const record = await (options.gate
-      ? options.gate(kind.upstream, () => kind.fetch(id, abandoned), gone)
-      : kind.fetch(id, abandoned));
-    if (policy.benchNoWrite) return record;
+    // `then`s rather than an async function (a suspended frame per record showed in allocation
+    // profiles); anything thrown is a rejection, as it was there.
+    try {
+      // Taken before the call: a read that began earlier than a stored record's never replaces it.
+      const fetchedAt = Date.now();
+      const reading = options.gate
+        ? options.gate(kind.upstream, () => kind.fetch(id, abandoned), gone)
+        : kind.fetch(id, abandoned);
+      if (policy.benchNoWrite) return reading;
+      return reading.then((record) => storeRead(kind, key, record, fetchedAt, options));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** {@link fetchAndStore}'s write, and what it then returns. */
+  function storeRead<T>(
+    kind: RecordKind<T>,
+    key: string,
+    record: T | null,
+    fetchedAt: number,
+    options: ReadOptions,
+  ): T | null | Promise<T | null> {
     // An unknown reference is kept briefly: it may become known a moment later.
     const { ttl, keep } =
       record === null ? { ttl: policy.ttlNotFoundSeconds, keep: 0 } : kind.ttl(record);
     const writing = cache.store<T | null>(kind.name, key, record, fetchedAt, ttl, keep);
-    const written = settled(writing) ? writing : await writing;
+    return settled(writing)
+      ? afterWrite(kind, key, record, writing, options)
+      : writing.then((written) => afterWrite(kind, key, record, written, options));
+  }
+
+  /** What a read returns once written: its record, or the fresher one that stood. */
+  function afterWrite<T>(
+    kind: RecordKind<T>,
+    key: string,
+    record: T | null,
+    written: boolean,
+    options: ReadOptions,
+  ): T | null | Promise<T | null> {
     if (written || options.bypassCache) return record;
     const looking = cache.get<T | null>(kind.name, key);
-    const standing = settled(looking) ? looking : await looking;
-    return standing === undefined ? record : standing.value;
+    const standing = (entry: CachedEntry<T | null> | undefined) =>
+      entry === undefined ? record : entry.value;
+    return settled(looking) ? standing(looking) : looking.then(standing);
   }
 
   /**
@@ -436,7 +466,7 @@ export function createSources(deps: SourceDeps): RecordSources {
       : flights.run(key, options.signal, work);
 
   /** What a lookup found: a fresh record, or (missing or expired) the shared read and its report. */
-  async function lookedUp<T>(
+  function lookedUp<T>(
     kind: RecordKind<T>,
     key: string,
     id: string,
@@ -445,18 +475,20 @@ export function createSources(deps: SourceDeps): RecordSources {
   ): Promise<T | null> {
     if (cached && cached.freshUntil > Date.now()) {
       cache.report(kind.name, 'hit');
-      return cached.value;
+      return Promise.resolve(cached.value);
     }
-    const outcome = await shared(key, options, (abandoned, gone) =>
+    // A `then` rather than an async function, as in fetchAndStore.
+    return shared(key, options, (abandoned, gone) =>
       load(kind, key, id, cached, options, abandoned, gone),
-    );
-    if (!(outcome instanceof Stale)) {
-      cache.report(kind.name, 'miss');
-      return outcome;
-    }
-    cache.report(kind.name, 'stale');
-    options.onStale?.(id, Math.max(0, Math.round((Date.now() - outcome.storedAt) / 1000)));
-    return outcome.record;
+    ).then((outcome) => {
+      if (!(outcome instanceof Stale)) {
+        cache.report(kind.name, 'miss');
+        return outcome;
+      }
+      cache.report(kind.name, 'stale');
+      options.onStale?.(id, Math.max(0, Math.round((Date.now() - outcome.storedAt) / 1000)));
+      return outcome.record;
+    });
   }
 
   function read<T>(
