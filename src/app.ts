@@ -108,10 +108,26 @@ function upstreamObserver(
   traced: boolean,
   business: BusinessLabel,
 ): UpstreamObserver {
+  // One label object per upstream and outcome, made once: every upstream call is observed.
+  const callLabels = new Map<string, Map<string, Readonly<Record<string, string>>>>();
+  const labelsOf = (upstream: string, outcome: string): Readonly<Record<string, string>> => {
+    let byOutcome = callLabels.get(upstream);
+    if (!byOutcome) {
+      byOutcome = new Map();
+      callLabels.set(upstream, byOutcome);
+    }
+    let labels = byOutcome.get(outcome);
+    if (!labels) {
+      labels = Object.freeze({ upstream, outcome, ...business });
+      byOutcome.set(outcome, labels);
+    }
+    return labels;
+  };
   return {
     attempt: ({ upstream, outcome, status, durationMs }) => {
-      metrics.upstreamCalls.inc({ upstream, outcome, ...business });
-      metrics.upstreamLatency.observe({ upstream, outcome, ...business }, durationMs / 1000);
+      const labels = labelsOf(upstream, outcome);
+      metrics.upstreamCalls.inc(labels);
+      metrics.upstreamLatency.observe(labels, durationMs / 1000);
       if (outcome !== 'ok') logger.warn({ upstream, outcome, status }, 'upstream call failed');
     },
     retry: ({ upstream, delayMs, after }) => {
