@@ -23,12 +23,11 @@ export const CALL_DROPPED = new DOMException(
   'AbortError',
 );
 
-/** A call waiting for a slot. */
+/** A call waiting for a slot: what it runs, how it settles, and whether it is still wanted. */
 interface Waiting {
-  /** Takes the slot handed over and makes the call. */
-  start: () => void;
-  /** Rejects the call, never made. */
-  drop: () => void;
+  work: () => Promise<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (reason: unknown) => void;
   /** Whether no request waits for it any more. */
   gone: (() => boolean) | undefined;
 }
@@ -39,6 +38,11 @@ interface CallerState {
   waiting: Set<Waiting>;
   /** When its full queue was last looked through for calls nobody waits for (ms). */
   sweptAt: number;
+  /**
+   * Passes the slot of a call that settled on to the next call still wanted, or frees it: one
+   * function per caller, not one per call.
+   */
+  release: () => void;
 }
 
 /**
@@ -81,13 +85,10 @@ export class CallerShare {
     gone?: () => boolean,
   ): Promise<T> {
     let state = this.#callers.get(caller);
-    if (!state) {
-      state = { active: 0, waiting: new Set(), sweptAt: Number.NEGATIVE_INFINITY };
-      this.#callers.set(caller, state);
-    }
+    if (!state) state = this.#enter(caller);
     if (state.active < this.#limits[kind]) {
       state.active += 1;
-      return this.#holding(caller, state, work);
+      return this.#holding(state, work);
     }
     if (gone?.()) return Promise.reject(CALL_DROPPED);
     if (state.waiting.size >= this.#maxQueued && this.#dropGone(state) === 0) {
@@ -96,16 +97,35 @@ export class CallerShare {
       );
     }
     // The slot is handed over by the call that ends (active is not decremented then).
-    const queued = state;
+    const { waiting } = state;
     return new Promise<T>((resolve, reject) => {
-      queued.waiting.add({
-        start: () => {
-          this.#holding(caller, queued, work).then(resolve, reject);
-        },
-        drop: () => reject(CALL_DROPPED),
-        gone,
-      });
+      waiting.add({ work, resolve: resolve as (value: unknown) => void, reject, gone });
     });
+  }
+
+  /** A caller's entry, made when it has its first call in flight. */
+  #enter(caller: string): CallerState {
+    const state: CallerState = {
+      active: 0,
+      waiting: new Set(),
+      sweptAt: Number.NEGATIVE_INFINITY,
+      release: () => {
+        // The next call still wanted takes the slot; those nobody waits for are dropped on the way.
+        for (const next of state.waiting) {
+          state.waiting.delete(next);
+          if (next.gone?.()) {
+            next.reject(CALL_DROPPED);
+            continue;
+          }
+          this.#holding(state, next.work).then(next.resolve, next.reject);
+          return;
+        }
+        state.active -= 1;
+        if (state.active === 0) this.#callers.delete(caller);
+      },
+    };
+    this.#callers.set(caller, state);
+    return state;
   }
 
   /**
@@ -120,7 +140,7 @@ export class CallerShare {
     for (const call of state.waiting) {
       if (call.gone?.()) {
         state.waiting.delete(call);
-        call.drop();
+        call.reject(CALL_DROPPED);
         dropped += 1;
       }
     }
@@ -128,28 +148,14 @@ export class CallerShare {
   }
 
   /** Runs `work` in a slot already taken, and passes the slot on (or frees it) when it settles. */
-  #holding<T>(caller: string, state: CallerState, work: () => Promise<T>): Promise<T> {
+  #holding<T>(state: CallerState, work: () => Promise<T>): Promise<T> {
     let running: Promise<T>;
     try {
       running = work();
     } catch (error) {
       running = Promise.reject(error);
     }
-    const release = () => {
-      // The next call still wanted takes the slot; those nobody waits for are dropped on the way.
-      for (const next of state.waiting) {
-        state.waiting.delete(next);
-        if (next.gone?.()) {
-          next.drop();
-          continue;
-        }
-        next.start();
-        return;
-      }
-      state.active -= 1;
-      if (state.active === 0) this.#callers.delete(caller);
-    };
-    running.then(release, release);
+    running.then(state.release, state.release);
     return running;
   }
 }
