@@ -116,8 +116,8 @@ class Waiters {
   /** The first waiter's signal, made (asked for) once the call asks; the others' in `#more`. */
   #first: (() => AbortSignal) | undefined;
   #more: Array<() => AbortSignal> | undefined;
-  /** The waiters' signals, once the call has asked. */
-  readonly #signals: AbortSignal[] = [];
+  /** The waiters' signals, once the call has asked (an array made only then, of their number). */
+  #signals: AbortSignal[] | undefined;
   #forever = false;
   #settled = false;
   #gone: AbortController | undefined;
@@ -146,7 +146,7 @@ class Waiters {
       return;
     }
     const signal = lazy();
-    this.#signals.push(signal);
+    this.#keep(signal);
     if (this.#check) signal.addEventListener('abort', this.#check);
   }
 
@@ -167,14 +167,19 @@ class Waiters {
 
   /** Asks the waiters that joined since the last time for their signals. */
   #askSignals(): void {
-    if (this.#first) this.#signals.push(this.#first());
-    for (const lazy of this.#more ?? []) this.#signals.push(lazy());
+    if (this.#first) this.#keep(this.#first());
+    if (this.#more) for (const lazy of this.#more) this.#keep(lazy());
     this.#first = undefined;
     this.#more = undefined;
   }
 
+  #keep(signal: AbortSignal): void {
+    if (this.#signals) this.#signals.push(signal);
+    else this.#signals = [signal];
+  }
+
   #allEnded(): boolean {
-    for (const signal of this.#signals) if (!signal.aborted) return false;
+    if (this.#signals) for (const signal of this.#signals) if (!signal.aborted) return false;
     return true;
   }
 
@@ -192,7 +197,7 @@ class Waiters {
     };
     this.#check = check;
     this.#askSignals();
-    for (const signal of this.#signals) signal.addEventListener('abort', check);
+    if (this.#signals) for (const signal of this.#signals) signal.addEventListener('abort', check);
     check();
     return gone.signal;
   };
@@ -212,7 +217,7 @@ class Waiters {
     this.close();
     this.#first = undefined;
     this.#more = undefined;
-    this.#signals.length = 0;
+    this.#signals = undefined;
   }
 
   /** Stops listening to the waiters (the read has settled, or one waiter never ends). */
@@ -220,7 +225,8 @@ class Waiters {
     const check = this.#check;
     if (!check) return;
     this.#check = undefined;
-    for (const signal of this.#signals) signal.removeEventListener('abort', check);
+    if (this.#signals)
+      for (const signal of this.#signals) signal.removeEventListener('abort', check);
   }
 }
 
