@@ -110,6 +110,9 @@ class FailedAnswer extends Error {
 /** What an attempt that did not succeed leaves for the retry loop. */
 type Outcome = { kind: 'final' | 'retryable'; result: HttpResult } | { kind: 'connection' };
 
+/** The headers of a call that has no answer yet (never changed). */
+const NO_HEADERS: IncomingHttpHeaders = Object.freeze({});
+
 /** The call's time budget ran out (the read then ends with UPSTREAM_TIMEOUT). */
 class CallTimedOut extends Error {
   override readonly name = 'TimeoutError';
@@ -128,8 +131,10 @@ class Call implements Dispatcher.DispatchHandler {
   #settled = false;
   #controller: Dispatcher.DispatchController | undefined;
   #status = 0;
-  #headers: IncomingHttpHeaders = {};
-  readonly #chunks: Buffer[] = [];
+  #headers: IncomingHttpHeaders = NO_HEADERS;
+  /** The answer's first chunk, and the others when there are more (most answers are one). */
+  #first: Buffer | undefined;
+  #more: Buffer[] | undefined;
   readonly #timer: NodeJS.Timeout;
 
   /** `remainingMs`: the call's time budget, from now. */
@@ -183,15 +188,15 @@ class Call implements Dispatcher.DispatchHandler {
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    this.#chunks.push(chunk);
+    if (this.#first === undefined) this.#first = chunk;
+    else if (this.#more === undefined) this.#more = [this.#first, chunk];
+    else this.#more.push(chunk);
   }
 
   onResponseEnd(): void {
-    const chunks = this.#chunks;
-    const body =
-      chunks.length === 1
-        ? (chunks[0] as Buffer).toString('utf8')
-        : Buffer.concat(chunks).toString('utf8');
+    const body = this.#more
+      ? Buffer.concat(this.#more).toString('utf8')
+      : (this.#first?.toString('utf8') ?? '');
     this.settle(undefined, {
       status: this.#status,
       headers: this.#headers,
