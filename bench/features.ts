@@ -11,6 +11,12 @@
  * line LOG_LEVEL=warn against info); the others are BENCH_FEATURES_OFF (src/settings.ts,
  * read in src/config.ts alone and refused in production), so every run here is
  * NODE_ENV=development with GraphiQL and introspection off, as the auth-off tables.
+ *
+ * With `--marginal` the question turns round: the whole production pipeline (every feature on,
+ * {@link FULL_ENV}) against the same pipeline with one feature off ({@link Feature.without}), so
+ * each share is what that feature adds to the pipeline as production runs it. A feature alone
+ * over the bare pipeline can cost more than it does there (the bulkhead queues the calls that
+ * the caller share would have held back) or less (what it shares with the others).
  */
 
 import type { BenchFeature } from '../src/settings.ts';
@@ -31,6 +37,11 @@ export interface Feature {
   env: Record<string, string>;
   /** Whether requests carry the bearer token (the token check needs one). */
   token: boolean;
+  /**
+   * `--marginal`: the environment of the production pipeline with this feature off (over
+   * {@link FULL_ENV}), and whether its requests then carry the token.
+   */
+  without: { env: Record<string, string>; token: boolean };
 }
 
 /** The bare pipeline: every feature this file can switch off, off. */
@@ -52,41 +63,82 @@ const RATE_LIMIT_NEVER_REACHED = {
   SERVICE_RATE_LIMIT_BURST: '1000000',
 };
 
+/** The production pipeline: every feature on (the rate limit set where no request reaches it). */
+export const FULL_ENV: Record<string, string> = {
+  ...BARE_ENV,
+  AUTH_DISABLED: '',
+  ...RATE_LIMIT_NEVER_REACHED,
+  LOG_LEVEL: 'info',
+  BENCH_FEATURES_OFF: '',
+};
+
+/** The production pipeline with one BENCH_FEATURES_OFF switch off. */
+const fullBut = (feature: BenchFeature) => ({
+  env: { BENCH_FEATURES_OFF: feature },
+  token: true,
+});
+
 /**
- * A second process of the bare pipeline, measured against the first like every feature: what
- * its share shows is the run's noise, not a cost.
+ * A second process of the base pipeline (the bare one; with `--marginal`, the production one),
+ * measured against the first like every feature: what its share shows is the run's noise, not a
+ * cost.
  */
 export const NOISE_FLOOR: Feature = {
-  name: 'nothing (a second bare process: the noise floor)',
+  name: 'nothing (a second process of the base pipeline: the noise floor)',
   env: {},
   token: false,
+  without: { env: {}, token: true },
 };
 
 export const FEATURES: Feature[] = [
-  { name: 'token check (HS256, verified-token cache)', env: { AUTH_DISABLED: '' }, token: true },
-  { name: 'rate limit (per caller, never reached)', env: RATE_LIMIT_NEVER_REACHED, token: false },
+  {
+    name: 'token check (HS256, verified-token cache)',
+    env: { AUTH_DISABLED: '' },
+    token: true,
+    without: { env: { AUTH_DISABLED: 'true' }, token: false },
+  },
+  {
+    name: 'rate limit (per caller, never reached)',
+    env: RATE_LIMIT_NEVER_REACHED,
+    token: false,
+    without: { env: { RATE_LIMIT_RPS: '0', SERVICE_RATE_LIMIT_RPS: '0' }, token: true },
+  },
   {
     name: 'caller share',
     env: { BENCH_FEATURES_OFF: offBut('caller-share') },
     token: false,
+    without: fullBut('caller-share'),
   },
   {
     name: 'breaker and bulkhead',
     env: { BENCH_FEATURES_OFF: offBut('breaker') },
     token: false,
+    without: fullBut('breaker'),
   },
   {
     name: 'record cache write',
     env: { BENCH_FEATURES_OFF: offBut('cache-write') },
     token: false,
+    without: fullBut('cache-write'),
   },
   {
     name: 'single flight',
     env: { BENCH_FEATURES_OFF: offBut('single-flight') },
     token: false,
+    without: fullBut('single-flight'),
   },
-  { name: 'log line (info)', env: { LOG_LEVEL: 'info' }, token: false },
-  { name: 'metrics', env: { BENCH_FEATURES_OFF: offBut('metrics') }, token: false },
+  {
+    name: 'log line (info)',
+    env: { LOG_LEVEL: 'info' },
+    token: false,
+    without: { env: { LOG_LEVEL: 'warn' }, token: true },
+  },
+  {
+    name: 'metrics',
+    env: { BENCH_FEATURES_OFF: offBut('metrics') },
+    token: false,
+    without: fullBut('metrics'),
+  },
   {
     name: 'all together',
     env: {
@@ -96,6 +148,7 @@ export const FEATURES: Feature[] = [
       BENCH_FEATURES_OFF: '',
     },
     token: true,
+    without: { env: BARE_ENV, token: false },
   },
 ];
 

@@ -37,7 +37,8 @@
  *                      each share from req/s and from µs of CPU per request.
  *                      BENCH_FEATURE_PAIRS rounds (default 8);
  *                      BENCH_FEATURE_NAMES (words, comma-separated) keeps only the features whose
- *                      name holds one.
+ *                      name holds one. With --marginal: the production pipeline against the same
+ *                      pipeline with one feature off (what each adds as production runs it).
  *   --businesses N,M   instead of the tables: what more businesses cost (bench/businesses.ts).
  *                      The gateway alone, auth on, serving one business (no file) and N, M
  *                      businesses from a BUSINESSES_FILE against the stub, the requests spread
@@ -58,6 +59,7 @@ import {
   cpuSpread,
   FEATURES,
   type Feature,
+  FULL_ENV,
   NOISE_FLOOR,
   NOT_SWITCHABLE,
   type PairResult,
@@ -113,6 +115,7 @@ const { values: argv } = parseArgs({
     profile: { type: 'boolean', default: false },
     allocations: { type: 'boolean', default: false },
     features: { type: 'boolean', default: false },
+    marginal: { type: 'boolean', default: false },
     businesses: { type: 'string' },
     systems: { type: 'string' },
   },
@@ -137,6 +140,9 @@ function list<T extends string>(raw: string, allowed: readonly T[], name: string
 }
 
 const FEATURE_MODE = argv.features === true;
+/** `--features --marginal`: each feature taken out of the production pipeline (bench/features.ts). */
+const MARGINAL = argv.marginal === true;
+if (MARGINAL && !FEATURE_MODE) throw new Error('--marginal goes with --features');
 /** The business counts of the `--businesses` mode, beside one; undefined: not that mode. */
 const BUSINESS_COUNTS = argv.businesses?.split(',').map((raw) => {
   const value = Number(raw);
@@ -781,21 +787,35 @@ const median = (values: number[]): number => {
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 };
 
-/** A gateway of the features mode: the bare pipeline, plus `feature` when given. */
+/**
+ * A gateway of the features mode: the bare pipeline, plus `feature` when given; with
+ * `--marginal`, the production pipeline, less `feature` when given.
+ */
 function startFeatureGateway(stub: Started, feature: Feature | undefined): Promise<Started> {
+  const { env, token } = featureVariant(feature);
+  const sign = feature === undefined ? '' : MARGINAL ? '-' : '+';
   return startNode({
-    name: feature === undefined ? 'gateway-bare' : `gateway+${feature.name.split(' ')[0]}`,
+    name: `gateway${sign}${feature === undefined ? (MARGINAL ? '-full' : '-bare') : feature.name.split(' ')[0]}`,
     script: 'src/main.ts',
     core: 0,
     nodeFlags: NODE_FLAGS,
     env: {
       ...gatewayEnv(stub.port, {}),
-      ...BARE_ENV,
-      ...feature?.env,
-      ...(feature?.token && { AUTH_JWT_SECRET: BENCH_JWT_SECRET }),
+      ...env,
+      ...(token && { AUTH_JWT_SECRET: BENCH_JWT_SECRET }),
     },
     portPattern: GATEWAY_PORT,
   });
+}
+
+/** The environment of a features-mode gateway, and whether its requests carry the token. */
+function featureVariant(feature: Feature | undefined): {
+  env: Record<string, string>;
+  token: boolean;
+} {
+  if (!MARGINAL) return { env: { ...BARE_ENV, ...feature?.env }, token: feature?.token === true };
+  if (feature === undefined) return { env: FULL_ENV, token: true };
+  return { env: { ...FULL_ENV, ...feature.without.env }, token: feature.without.token };
 }
 
 /** Warm-up of each short cell of the features mode: the paused process's sockets and caches. */
@@ -812,12 +832,15 @@ const FEATURE_CELL_WARMUP_S = 1;
  */
 async function features(stub: Started, reference: Started): Promise<void> {
   const bearer = { authorization: `Bearer ${await benchToken()}` };
+  const headersFor = (feature: Feature | undefined) =>
+    featureVariant(feature).token ? bearer : {};
+  const baseHeaders = headersFor(undefined);
   const scenarios = SCENARIOS.filter((s) => SCENARIO_IDS.includes(s.id));
   const measured = [NOISE_FLOOR, ...CHOSEN_FEATURES];
   const perFeatureS = WARMUP_S + 1 + PAIRS * (FEATURE_CELL_WARMUP_S + DURATION_S + 0.6) + 3;
   const minutes = Math.ceil((scenarios.length * (measured.length * perFeatureS + 15)) / 60);
   console.log(
-    `bench --features: ${PAIRS} rounds of ${DURATION_S} s with both processes loaded at once per feature (after ${WARMUP_S} s warm-up), ${CONNECTIONS} connections, scenarios ${SCENARIO_IDS.join(', ')}; about ${minutes} minutes`,
+    `bench --features${MARGINAL ? ' --marginal' : ''}: ${PAIRS} rounds of ${DURATION_S} s with both processes loaded at once per feature (after ${WARMUP_S} s warm-up), ${CONNECTIONS} connections, scenarios ${SCENARIO_IDS.join(', ')}; about ${minutes} minutes`,
   );
   const cell = { warmupS: FEATURE_CELL_WARMUP_S, durationS: DURATION_S };
   const results: Array<{
@@ -838,7 +861,14 @@ async function features(stub: Started, reference: Started): Promise<void> {
     const referenceUrl = `http://127.0.0.1:${reference.port}${scenario.referencePath}`;
     const bare = await startFeatureGateway(stub, undefined);
     const bareUrl = `http://127.0.0.1:${bare.port}/graphql`;
-    await checkEquivalent(scenario, bare.name, bareUrl, referenceUrl, scenario.check(tag), {});
+    await checkEquivalent(
+      scenario,
+      bare.name,
+      bareUrl,
+      referenceUrl,
+      scenario.check(tag),
+      baseHeaders,
+    );
     const limit = await measure(
       reference,
       [bare],
@@ -855,7 +885,7 @@ async function features(stub: Started, reference: Started): Promise<void> {
       bareUrl,
       stub,
       scenario.body(`${tag}B`),
-      {},
+      baseHeaders,
       CONNECTIONS,
     );
     const row = {
@@ -868,7 +898,7 @@ async function features(stub: Started, reference: Started): Promise<void> {
     for (const feature of measured) {
       const variant = await startFeatureGateway(stub, feature);
       const variantUrl = `http://127.0.0.1:${variant.port}/graphql`;
-      const headers = feature.token ? bearer : {};
+      const headers = headersFor(feature);
       await checkEquivalent(
         scenario,
         variant.name,
@@ -878,7 +908,7 @@ async function features(stub: Started, reference: Started): Promise<void> {
         headers,
       );
       const targets = [
-        { started: bare, url: bareUrl, headers: {} },
+        { started: bare, url: bareUrl, headers: baseHeaders },
         { started: variant, url: variantUrl, headers },
       ];
       /** Both loaded at once (the reference paused): req/s and µs of CPU per request of each. */
@@ -922,15 +952,19 @@ async function features(stub: Started, reference: Started): Promise<void> {
       await together('warm', { warmupS: WARMUP_S, durationS: 1 });
       const pairs: PairResult[] = [];
       for (let round = 0; round < PAIRS; round++) {
-        const [bareResult, featureResult] = await together(round);
-        if (!bareResult || !featureResult) throw new Error('a round measured nothing');
+        const [baseResult, variantResult] = await together(round);
+        if (!baseResult || !variantResult) throw new Error('a round measured nothing');
+        // `--marginal`: the base process has the feature, the variant lacks it.
+        const [bareResult, featureResult] = MARGINAL
+          ? [variantResult, baseResult]
+          : [baseResult, variantResult];
         pairs.push({
           bareRps: bareResult.rps,
           featureRps: featureResult.rps,
           bareCpuUs: bareResult.cpuUs,
           featureCpuUs: featureResult.cpuUs,
         });
-        row.bareCpuUs.push(bareResult.cpuUs);
+        row.bareCpuUs.push(baseResult.cpuUs);
       }
       await variant.stop();
       const cost = share(pairs);
@@ -946,9 +980,9 @@ async function features(stub: Started, reference: Started): Promise<void> {
   }
   const ids = results.map((r) => r.id);
   const lines = [
-    `| Feature added alone to the bare pipeline | ${ids.map((id) => `${id} share (req/s) | ${id} share (CPU/request), middle half of the rounds`).join(' | ')} |`,
+    `| ${MARGINAL ? 'Feature taken alone out of the production pipeline' : 'Feature added alone to the bare pipeline'} | ${ids.map((id) => `${id} share (req/s) | ${id} share (CPU/request), middle half of the rounds`).join(' | ')} |`,
     `| --- | ${ids.map(() => '-: | -:').join(' | ')} |`,
-    `| bare pipeline, req/s (÷ limit) and µs CPU/request | ${results.map((r) => `${fmt(median(r.bareRps), 0)} (${fmt(median(r.bareRps) / r.limitRps)}) | ${fmt(median(r.bareCpuUs), 0)} µs`).join(' | ')} |`,
+    `| ${MARGINAL ? 'production pipeline' : 'bare pipeline'}, req/s (÷ limit) and µs CPU/request | ${results.map((r) => `${fmt(median(r.bareRps), 0)} (${fmt(median(r.bareRps) / r.limitRps)}) | ${fmt(median(r.bareCpuUs), 0)} µs`).join(' | ')} |`,
   ];
   for (const feature of measured) {
     lines.push(
@@ -964,16 +998,19 @@ async function features(stub: Started, reference: Started): Promise<void> {
   const text = [
     lines.join('\n'),
     '',
-    `Share (req/s): 1 − (req/s with the feature ÷ req/s of the bare pipeline); share (CPU/request): 1 − (µs of CPU per request of the bare pipeline ÷ with the feature); each the median of ${PAIRS} rounds, a round being ${DURATION_S} s of load on both processes at once, ${CONNECTIONS} connections each (after ${FEATURE_CELL_WARMUP_S} s of load), on the core they share; in brackets the middle half of the rounds' CPU shares. The bare pipeline's req/s is its own, measured alone. "${NOISE_FLOOR.name}" is a second process of the bare pipeline measured the same way: shares within its range are not told apart from noise.`,
+    MARGINAL
+      ? `Share (req/s): 1 − (req/s of the production pipeline ÷ req/s without the feature); share (CPU/request): 1 − (µs of CPU per request without the feature ÷ of the production pipeline): what the feature adds to the pipeline as production runs it. Each the median of ${PAIRS} rounds, a round being ${DURATION_S} s of load on both processes at once, ${CONNECTIONS} connections each (after ${FEATURE_CELL_WARMUP_S} s of load), on the core they share; in brackets the middle half of the rounds' CPU shares. The production pipeline's req/s is its own, measured alone. "${NOISE_FLOOR.name}" is a second production process measured the same way: shares within its range are not told apart from noise. "all together" is the production pipeline against the bare one.`
+      : `Share (req/s): 1 − (req/s with the feature ÷ req/s of the bare pipeline); share (CPU/request): 1 − (µs of CPU per request of the bare pipeline ÷ with the feature); each the median of ${PAIRS} rounds, a round being ${DURATION_S} s of load on both processes at once, ${CONNECTIONS} connections each (after ${FEATURE_CELL_WARMUP_S} s of load), on the core they share; in brackets the middle half of the rounds' CPU shares. The bare pipeline's req/s is its own, measured alone. "${NOISE_FLOOR.name}" is a second process of the bare pipeline measured the same way: shares within its range are not told apart from noise.`,
     'Not switchable yet:',
     ...NOT_SWITCHABLE.map((n) => `- ${n.name}: ${n.why}`),
   ].join('\n');
   mkdirSync(`${ROOT}bench/results`, { recursive: true });
+  const file = MARGINAL ? 'features-marginal.json' : 'features.json';
   writeFileSync(
-    `${ROOT}bench/results/features.json`,
-    `${JSON.stringify({ finishedAt: new Date().toISOString(), durationS: DURATION_S, warmupS: WARMUP_S, cellWarmupS: FEATURE_CELL_WARMUP_S, connections: CONNECTIONS, rounds: PAIRS, systemsNode: NODE_VERSION, results }, null, 2)}\n`,
+    `${ROOT}bench/results/${file}`,
+    `${JSON.stringify({ finishedAt: new Date().toISOString(), marginal: MARGINAL, durationS: DURATION_S, warmupS: WARMUP_S, cellWarmupS: FEATURE_CELL_WARMUP_S, connections: CONNECTIONS, rounds: PAIRS, systemsNode: NODE_VERSION, results }, null, 2)}\n`,
   );
-  console.log(`\n${text}\n\nWritten to bench/results/features.json`);
+  console.log(`\n${text}\n\nWritten to bench/results/${file}`);
 }
 
 /** The name of a gateway of the `--businesses` mode. */
