@@ -4,7 +4,7 @@
  * 503 and 504 with jittered exponential backoff, a circuit breaker and a cap on
  * concurrent calls (cockatiel).
  *
- * The retry loop is written here rather than with cockatiel's retry policy because two rules
+ * The retries are written here rather than with cockatiel's retry policy because two rules
  * depend on the remaining budget: a `Retry-After` that does not fit ends the read at once with
  * its value, and a backoff that does not fit returns the last answer instead of sleeping into a
  * timeout. cockatiel supplies the backoff, the breaker and the bulkhead.
@@ -107,7 +107,19 @@ class FailedAnswer extends Error {
   }
 }
 
-/** What an attempt that did not succeed leaves for the retry loop. */
+/** One read through {@link UpstreamHttp.get}, the same for each of its attempts. */
+interface Read {
+  path: string;
+  headers: Record<string, string>;
+  /** See {@link UpstreamHttp.get}. */
+  abandoned: (() => AbortSignal) | undefined;
+  /** What its failures are counted under (the breaker counts a key once per window). */
+  key: string;
+  /** When its time budget runs out (`performance.now()` ms). */
+  deadline: number;
+}
+
+/** What an attempt that did not succeed leaves for the retry after it. */
 type Outcome = { kind: 'final' | 'retryable'; result: HttpResult } | { kind: 'connection' };
 
 /** The headers of a call that has no answer yet (never changed). */
@@ -296,27 +308,47 @@ export class UpstreamHttp {
     abandoned?: () => AbortSignal,
     key = path,
   ): Promise<HttpResult> {
-    // The first attempt with a `then` rather than in the retry loop's async frame: most calls
-    // end with it, and a suspended frame per call showed in allocation profiles.
-    const { timeoutMs } = this.#policy;
+    const read: Read = {
+      path,
+      headers,
+      abandoned,
+      key,
+      deadline: performance.now() + this.#policy.timeoutMs,
+    };
+    return this.#attempt(read, 1, undefined);
+  }
+
+  /**
+   * Attempt number `attempt`, within what is left of the budget: its answer, or (it did not end
+   * the call) what the retry after it returns. A `then` rather than an async function: most
+   * calls end with their first attempt, and a suspended frame per call showed in allocation
+   * profiles.
+   */
+  #attempt(
+    read: Read,
+    attempt: number,
+    backoff: IBackoff<unknown> | undefined,
+  ): Promise<HttpResult> {
+    const { key, deadline } = read;
     const started = performance.now();
-    const deadline = started + timeoutMs;
-    const signal = this.#waitSignal(abandoned);
-    let first: Promise<HttpResult>;
-    try {
-      first = this.#guarded(path, headers, timeoutMs, 1, key, signal);
-    } catch (error) {
-      first = Promise.reject(error);
+    const remaining = deadline - started;
+    if (remaining <= 0) {
+      return Promise.reject(new UpstreamTimeoutError(this.name, this.#policy.timeoutMs));
     }
-    return first.then(
+    const signal = this.#waitSignal(read.abandoned);
+    let call: Promise<HttpResult>;
+    try {
+      call = this.#guarded(read.path, read.headers, remaining, attempt, key, signal);
+    } catch (error) {
+      call = Promise.reject(error);
+    }
+    return call.then(
       (result) => this.#succeeded(result, key, started),
       (error: unknown) =>
         this.#retry(
-          path,
-          headers,
-          abandoned,
-          key,
-          deadline,
+          read,
+          attempt,
+          backoff,
           this.#failedAttempt(error, key, started, deadline, signal),
         ),
     );
@@ -344,59 +376,42 @@ export class UpstreamHttp {
   }
 
   /**
-   * After attempt `attempt` ended with `outcome`: returns its answer when final, else waits
-   * (backoff or `Retry-After`) and tries again while attempts and the budget last.
+   * After attempt `attempt` of `read` ended with `outcome`: returns its answer when final, else waits
+   * (backoff or `Retry-After`) and makes the next attempt while attempts and the budget last.
    */
   async #retry(
-    path: string,
-    headers: Record<string, string>,
-    abandoned: (() => AbortSignal) | undefined,
-    key: string,
-    deadline: number,
-    first: Outcome,
+    read: Read,
+    attempt: number,
+    previous: IBackoff<unknown> | undefined,
+    outcome: Outcome,
   ): Promise<HttpResult> {
-    const { timeoutMs, maxAttempts } = this.#policy;
-    let outcome = first;
-    let backoff: IBackoff<unknown> | undefined;
-    for (let attempt = 1; ; ) {
-      if (outcome.kind === 'final') return outcome.result;
-      const result = outcome.kind === 'retryable' ? outcome.result : undefined;
-      const left = deadline - performance.now();
-      const retryAfter = result ? parseRetryAfter(result.headers['retry-after']) : undefined;
-      if (result?.status === 429 && retryAfter !== undefined && retryAfter * 1000 > left) {
-        // Waiting would break the caller's budget: say when to come back instead.
-        throw new UpstreamUnavailableError(this.name, 'rate limited by the upstream', retryAfter);
-      }
-      const giveUp = (): never | HttpResult => {
-        if (result) return result;
-        throw new UpstreamUnavailableError(this.name, 'connection failed');
-      };
-      if (attempt >= maxAttempts) return giveUp();
-      backoff = backoff ? backoff.next(undefined) : this.#backoff.next();
-      const delay = retryAfter !== undefined ? retryAfter * 1000 : (backoff?.duration ?? 0);
-      if (delay >= left) return giveUp();
-      // A retry is a call not yet made: none once no request waits for the read any more.
-      const waiting = abandoned?.();
-      if (waiting?.aborted) throw waiting.reason;
-      this.#observer.retry?.({
-        upstream: this.name,
-        delayMs: delay,
-        after: result ? 'retryable' : 'connection_error',
-      });
-      await sleep(delay);
-      if (waiting?.aborted) throw waiting.reason;
-      attempt += 1;
-      const remaining = deadline - performance.now();
-      if (remaining <= 0) throw new UpstreamTimeoutError(this.name, timeoutMs);
-      const started = performance.now();
-      const signal = this.#waitSignal(abandoned);
-      try {
-        const answered = await this.#guarded(path, headers, remaining, attempt, key, signal);
-        return this.#succeeded(answered, key, started);
-      } catch (error) {
-        outcome = this.#failedAttempt(error, key, started, deadline, signal);
-      }
+    if (outcome.kind === 'final') return outcome.result;
+    const result = outcome.kind === 'retryable' ? outcome.result : undefined;
+    const left = read.deadline - performance.now();
+    const retryAfter = result ? parseRetryAfter(result.headers['retry-after']) : undefined;
+    if (result?.status === 429 && retryAfter !== undefined && retryAfter * 1000 > left) {
+      // Waiting would break the caller's budget: say when to come back instead.
+      throw new UpstreamUnavailableError(this.name, 'rate limited by the upstream', retryAfter);
     }
+    const giveUp = (): never | HttpResult => {
+      if (result) return result;
+      throw new UpstreamUnavailableError(this.name, 'connection failed');
+    };
+    if (attempt >= this.#policy.maxAttempts) return giveUp();
+    const backoff = previous ? previous.next(undefined) : this.#backoff.next();
+    const delay = retryAfter !== undefined ? retryAfter * 1000 : (backoff?.duration ?? 0);
+    if (delay >= left) return giveUp();
+    // A retry is a call not yet made: none once no request waits for the read any more.
+    const waiting = read.abandoned?.();
+    if (waiting?.aborted) throw waiting.reason;
+    this.#observer.retry?.({
+      upstream: this.name,
+      delayMs: delay,
+      after: result ? 'retryable' : 'connection_error',
+    });
+    await sleep(delay);
+    if (waiting?.aborted) throw waiting.reason;
+    return this.#attempt(read, attempt + 1, backoff);
   }
 
   /**
