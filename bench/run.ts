@@ -793,9 +793,12 @@ const median = (values: number[]): number => {
  */
 function startFeatureGateway(stub: Started, feature: Feature | undefined): Promise<Started> {
   const { env, token } = featureVariant(feature);
-  const sign = feature === undefined ? '' : MARGINAL ? '-' : '+';
+  const name =
+    feature === undefined
+      ? `gateway-${MARGINAL ? 'full' : 'bare'}`
+      : `gateway${MARGINAL ? '-' : '+'}${feature.name.split(' ')[0]}`;
   return startNode({
-    name: `gateway${sign}${feature === undefined ? (MARGINAL ? '-full' : '-bare') : feature.name.split(' ')[0]}`,
+    name,
     script: 'src/main.ts',
     core: 0,
     nodeFlags: NODE_FLAGS,
