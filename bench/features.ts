@@ -1,10 +1,11 @@
 /**
  * `npm run bench -- --features`: what each production feature of the gateway costs. The bare
  * pipeline (every feature below off) is measured against the bare pipeline plus one feature, in
- * rounds of alternating short cells (feature, bare, bare, feature, …: two processes side by side
- * on core 0, the idle one paused), and each feature's share is 1 − its req/s ÷ the bare
- * pipeline's, the median of the rounds. "All together" adds every switchable feature at once;
- * {@link NOISE_FLOOR}, a second bare process, shows what the run cannot tell apart.
+ * short rounds in which both processes, started together for that feature, are loaded at once on
+ * core 0; each feature's share is 1 − its req/s ÷ the bare pipeline's (and the same from µs of
+ * CPU per request), the median of the rounds. With `--marginal` the production pipeline is
+ * measured against it less one feature. "All together" adds every switchable feature at once;
+ * {@link NOISE_FLOOR}, two processes of the same pipeline, shows what the run cannot tell apart.
  *
  * The switches: three are the gateway's own settings (the token check is AUTH_DISABLED against
  * AUTH_JWT_SECRET, the rate limit RATE_LIMIT_RPS=0 against a limit no request reaches, the log

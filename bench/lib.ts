@@ -375,6 +375,12 @@ export interface LoadOptions {
   headersEach?: () => Record<string, string>;
   /** A fixed body, or a new body for each request. */
   body: GraphQLBody | (() => GraphQLBody);
+  /**
+   * Requests per second over all connections, sent at that pace whatever the answers' pace
+   * (autocannon's `overallRate`); unset: each connection sends its next request as soon as it
+   * has the answer to the last.
+   */
+  rate?: number;
 }
 
 export interface LoadResult {
@@ -422,6 +428,7 @@ export function load(options: LoadOptions): Promise<LoadResult> {
         connections: options.connections,
         duration: options.durationS,
         ...(options.amount !== undefined && { amount: options.amount }),
+        ...(options.rate !== undefined && { overallRate: options.rate }),
         headers,
         ...(fixed !== undefined && { body: fixed }),
         requests: [

@@ -39,6 +39,8 @@
  *                      BENCH_FEATURE_NAMES (words, comma-separated) keeps only the features whose
  *                      name holds one. With --marginal: the production pipeline against the same
  *                      pipeline with one feature off (what each adds as production runs it).
+ *                      With --rate N: each process is offered N req/s instead of being loaded as
+ *                      fast as it answers; shares from µs of CPU per request at that same load.
  *   --businesses N,M   instead of the tables: what more businesses cost (bench/businesses.ts).
  *                      The gateway alone, auth on, serving one business (no file) and N, M
  *                      businesses from a BUSINESSES_FILE against the stub, the requests spread
@@ -116,6 +118,7 @@ const { values: argv } = parseArgs({
     allocations: { type: 'boolean', default: false },
     features: { type: 'boolean', default: false },
     marginal: { type: 'boolean', default: false },
+    rate: { type: 'string' },
     businesses: { type: 'string' },
     systems: { type: 'string' },
   },
@@ -143,6 +146,16 @@ const FEATURE_MODE = argv.features === true;
 /** `--features --marginal`: each feature taken out of the production pipeline (bench/features.ts). */
 const MARGINAL = argv.marginal === true;
 if (MARGINAL && !FEATURE_MODE) throw new Error('--marginal goes with --features');
+/**
+ * `--features --rate N`: each process of a round is sent N requests per second, whatever its
+ * pace, instead of as many as it answers; the shares then come from µs of CPU per request at the
+ * same load. Below both processes' capacity, neither waits for the load generator, which can
+ * keep two processes busy at the rates of S1 and S4 no more than it can one at full speed.
+ */
+const RATE = argv.rate === undefined ? undefined : setting(argv.rate, 'BENCH_RATE', 0);
+if (RATE !== undefined && (!FEATURE_MODE || !(RATE >= 1))) {
+  throw new Error('--rate: a number of requests per second ≥ 1, with --features');
+}
 /** The business counts of the `--businesses` mode, beside one; undefined: not that mode. */
 const BUSINESS_COUNTS = argv.businesses?.split(',').map((raw) => {
   const value = Number(raw);
@@ -155,9 +168,9 @@ const BUSINESS_COUNTS = argv.businesses?.split(',').map((raw) => {
 const BUSINESS_ROUNDS = setting(undefined, 'BENCH_BUSINESS_ROUNDS', 3);
 // The features mode measures short rounds of both processes at once (see `features`).
 const DURATION_S = setting(argv.duration, 'BENCH_DURATION_S', FEATURE_MODE ? 3 : 6);
-// The features mode starts a new process for each feature, measured beside one that has served
-// the earlier features: a fresh process is slower until its code is compiled and its heap has
-// grown (4 s of warm-up left a second bare process 5 % behind the first), hence 8 s there.
+// The features mode starts two new processes for each feature: a fresh process is slower until
+// its code is compiled and its heap has grown (4 s of warm-up left a second bare process 5 %
+// behind the first), hence 8 s there.
 const WARMUP_S = setting(argv.warmup, 'BENCH_WARMUP_S', FEATURE_MODE ? 8 : 2);
 /** Rounds (both processes loaded at once) per feature and scenario in the features mode. */
 const PAIRS = setting(undefined, 'BENCH_FEATURE_PAIRS', 8);
@@ -830,8 +843,9 @@ const FEATURE_CELL_WARMUP_S = 1;
  * own CONNECTIONS, on the core they share: whatever the machine's speed does during a round, it
  * does to both alike (cells taken in turns, even seconds apart, differed by a tenth on this
  * machine with nothing changed). Each one's µs of CPU per request is then compared within the
- * round. A second bare process is measured against the first the same way: its share is the
- * noise floor of the run.
+ * round. Both processes of a feature's rounds start together, for that feature alone. Two
+ * processes of the same pipeline are measured the same way: their share is the noise floor of
+ * the run.
  */
 async function features(stub: Started, reference: Started): Promise<void> {
   const bearer = { authorization: `Bearer ${await benchToken()}` };
@@ -840,10 +854,10 @@ async function features(stub: Started, reference: Started): Promise<void> {
   const baseHeaders = headersFor(undefined);
   const scenarios = SCENARIOS.filter((s) => SCENARIO_IDS.includes(s.id));
   const measured = [NOISE_FLOOR, ...CHOSEN_FEATURES];
-  const perFeatureS = WARMUP_S + 1 + PAIRS * (FEATURE_CELL_WARMUP_S + DURATION_S + 0.6) + 3;
+  const perFeatureS = WARMUP_S + 1 + PAIRS * (FEATURE_CELL_WARMUP_S + DURATION_S + 0.6) + 5;
   const minutes = Math.ceil((scenarios.length * (measured.length * perFeatureS + 15)) / 60);
   console.log(
-    `bench --features${MARGINAL ? ' --marginal' : ''}: ${PAIRS} rounds of ${DURATION_S} s with both processes loaded at once per feature (after ${WARMUP_S} s warm-up), ${CONNECTIONS} connections, scenarios ${SCENARIO_IDS.join(', ')}; about ${minutes} minutes`,
+    `bench --features${MARGINAL ? ' --marginal' : ''}${RATE === undefined ? '' : ` --rate ${RATE}`}: ${PAIRS} rounds of ${DURATION_S} s with both processes loaded at once per feature (after ${WARMUP_S} s warm-up), ${CONNECTIONS} connections${RATE === undefined ? '' : `, ${RATE} req/s offered to each`}, scenarios ${SCENARIO_IDS.join(', ')}; about ${minutes} minutes`,
   );
   const cell = { warmupS: FEATURE_CELL_WARMUP_S, durationS: DURATION_S };
   const results: Array<{
@@ -891,6 +905,10 @@ async function features(stub: Started, reference: Started): Promise<void> {
       baseHeaders,
       CONNECTIONS,
     );
+    // Each feature's rounds have a base process of their own, started with the variant: a process
+    // that had served the earlier features (a full record cache, a grown heap) spent up to a
+    // tenth more CPU per request than a second one of the same pipeline started later.
+    await bare.stop();
     const row = {
       id: scenario.id,
       limitRps: limit.rps,
@@ -899,6 +917,8 @@ async function features(stub: Started, reference: Started): Promise<void> {
       features: [] as (typeof results)[number]['features'],
     };
     for (const feature of measured) {
+      const base = await startFeatureGateway(stub, undefined);
+      const baseUrl = `http://127.0.0.1:${base.port}/graphql`;
       const variant = await startFeatureGateway(stub, feature);
       const variantUrl = `http://127.0.0.1:${variant.port}/graphql`;
       const headers = headersFor(feature);
@@ -911,7 +931,7 @@ async function features(stub: Started, reference: Started): Promise<void> {
         headers,
       );
       const targets = [
-        { started: bare, url: bareUrl, headers: baseHeaders },
+        { started: base, url: baseUrl, headers: baseHeaders },
         { started: variant, url: variantUrl, headers },
       ];
       /** Both loaded at once (the reference paused): req/s and µs of CPU per request of each. */
@@ -927,6 +947,7 @@ async function features(stub: Started, reference: Started): Promise<void> {
                   durationS: seconds,
                   body: scenario.body(`${tag}${t.started.name}${round}`),
                   ...headersOf(t.headers),
+                  ...(RATE !== undefined && { rate: RATE }),
                 }),
               ),
             );
@@ -943,6 +964,13 @@ async function features(stub: Started, reference: Started): Promise<void> {
                 `${scenario.id} ${name}: ${r.non2xx} non-2xx answers, ${r.graphqlErrors} with GraphQL errors, ${r.errors} socket errors, ${r.timeouts} timeouts (log: ${targets[i]?.started.logFile})`,
               );
             }
+            // Behind the offered rate: the process (or the load generator) was saturated, and
+            // the round no longer compares the same load.
+            if (RATE !== undefined && round !== 'warm' && r.rps < 0.95 * RATE) {
+              console.log(
+                `${scenario.id} ${name}, round ${round}: answered ${fmt(r.rps, 0)} of the ${RATE} req/s offered (saturated; use a lower --rate)`,
+              );
+            }
             const cpu = (after[i] ?? 0) - (before[i] ?? 0);
             return { rps: r.rps, cpuUs: (cpu / Math.max(1, r.requests)) * 1e6 };
           });
@@ -950,8 +978,7 @@ async function features(stub: Started, reference: Started): Promise<void> {
           reference.resume();
         }
       };
-      // Both warmed up alike before the first round (the bare process has served the earlier
-      // features; the new one has just started).
+      // Both just started: warmed up alike, at once, before the first round.
       await together('warm', { warmupS: WARMUP_S, durationS: 1 });
       const pairs: PairResult[] = [];
       for (let round = 0; round < PAIRS; round++) {
@@ -969,7 +996,7 @@ async function features(stub: Started, reference: Started): Promise<void> {
         });
         row.bareCpuUs.push(baseResult.cpuUs);
       }
-      await variant.stop();
+      await Promise.all([base.stop(), variant.stop()]);
       const cost = share(pairs);
       const cpuCost = cpuShare(pairs);
       const spread = cpuSpread(pairs);
@@ -978,7 +1005,6 @@ async function features(stub: Started, reference: Started): Promise<void> {
         `${scenario.id} ${feature.name}: req/s share ${fmt(cost * 100, 1)} %, CPU/request share ${fmt(cpuCost * 100, 1)} % (middle half ${fmt(spread[0] * 100, 1)} to ${fmt(spread[1] * 100, 1)} %); µs CPU/request per round, bare → feature: ${pairs.map((p) => `${fmt(p.bareCpuUs ?? Number.NaN, 0)} → ${fmt(p.featureCpuUs ?? Number.NaN, 0)}`).join(', ')}`,
       );
     }
-    await bare.stop();
     results.push(row);
   }
   const ids = results.map((r) => r.id);
@@ -1004,14 +1030,19 @@ async function features(stub: Started, reference: Started): Promise<void> {
     MARGINAL
       ? `Share (req/s): 1 − (req/s of the production pipeline ÷ req/s without the feature); share (CPU/request): 1 − (µs of CPU per request without the feature ÷ of the production pipeline): what the feature adds to the pipeline as production runs it. Each the median of ${PAIRS} rounds, a round being ${DURATION_S} s of load on both processes at once, ${CONNECTIONS} connections each (after ${FEATURE_CELL_WARMUP_S} s of load), on the core they share; in brackets the middle half of the rounds' CPU shares. The production pipeline's req/s is its own, measured alone. "${NOISE_FLOOR.name}" is a second production process measured the same way: shares within its range are not told apart from noise. "all together" is the production pipeline against the bare one.`
       : `Share (req/s): 1 − (req/s with the feature ÷ req/s of the bare pipeline); share (CPU/request): 1 − (µs of CPU per request of the bare pipeline ÷ with the feature); each the median of ${PAIRS} rounds, a round being ${DURATION_S} s of load on both processes at once, ${CONNECTIONS} connections each (after ${FEATURE_CELL_WARMUP_S} s of load), on the core they share; in brackets the middle half of the rounds' CPU shares. The bare pipeline's req/s is its own, measured alone. "${NOISE_FLOOR.name}" is a second process of the bare pipeline measured the same way: shares within its range are not told apart from noise.`,
+    ...(RATE === undefined
+      ? []
+      : [
+          `Each process of a round was offered ${RATE} req/s (\`--rate\`): the req/s shares only show whether one fell behind; read the CPU/request shares.`,
+        ]),
     'Not switchable yet:',
     ...NOT_SWITCHABLE.map((n) => `- ${n.name}: ${n.why}`),
   ].join('\n');
   mkdirSync(`${ROOT}bench/results`, { recursive: true });
-  const file = MARGINAL ? 'features-marginal.json' : 'features.json';
+  const file = `features${MARGINAL ? '-marginal' : ''}${RATE === undefined ? '' : '-rate'}.json`;
   writeFileSync(
     `${ROOT}bench/results/${file}`,
-    `${JSON.stringify({ finishedAt: new Date().toISOString(), marginal: MARGINAL, durationS: DURATION_S, warmupS: WARMUP_S, cellWarmupS: FEATURE_CELL_WARMUP_S, connections: CONNECTIONS, rounds: PAIRS, systemsNode: NODE_VERSION, results }, null, 2)}\n`,
+    `${JSON.stringify({ finishedAt: new Date().toISOString(), marginal: MARGINAL, ...(RATE !== undefined && { rate: RATE }), durationS: DURATION_S, warmupS: WARMUP_S, cellWarmupS: FEATURE_CELL_WARMUP_S, connections: CONNECTIONS, rounds: PAIRS, systemsNode: NODE_VERSION, results }, null, 2)}\n`,
   );
   console.log(`\n${text}\n\nWritten to bench/results/${file}`);
 }
