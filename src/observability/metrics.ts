@@ -86,11 +86,17 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
-  readonly upstreamCalls = new Counter({
+  /**
+   * Every call is observed once, in {@link upstreamLatency}: this counter is that histogram's
+   * count per series, copied when the metrics are read (one observation per call instead of two;
+   * in the running gateway each prom-client observation took 1.5–3.5 µs).
+   */
+  readonly upstreamCalls: Counter<'upstream' | 'outcome' | 'business'> = new Counter({
     name: 'gateway_upstream_requests_total',
     help: 'HTTP calls to an upstream, by upstream and outcome.',
     labelNames: ['upstream', 'outcome', 'business'] as const,
     registers: [this.registry],
+    collect: () => this.#copyUpstreamCounts(),
   });
 
   readonly upstreamLatency = new Histogram({
@@ -122,12 +128,50 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
-  readonly cacheEvents = new Counter({
+  /** Counted by {@link cacheEvent} in plain numbers, handed to the counter when it is read. */
+  readonly cacheEvents: Counter<'kind' | 'outcome'> = new Counter({
     name: 'gateway_cache_events_total',
     help: 'Cache lookups and failures, by record kind and outcome (hit, miss, stale, error, unreadable).',
     labelNames: ['kind', 'outcome'] as const,
     registers: [this.registry],
+    collect: () => this.#flushCacheEvents(),
   });
+
+  /** Cache events not yet handed to {@link cacheEvents}, by kind and outcome. */
+  readonly #cacheTally = new Map<string, Map<string, number>>();
+
+  /** One cache event (every lookup has one): a number added to, no prom-client work. */
+  cacheEvent(kind: string, outcome: string): void {
+    let byOutcome = this.#cacheTally.get(kind);
+    if (!byOutcome) {
+      byOutcome = new Map();
+      this.#cacheTally.set(kind, byOutcome);
+    }
+    byOutcome.set(outcome, (byOutcome.get(outcome) ?? 0) + 1);
+  }
+
+  #flushCacheEvents(): void {
+    for (const [kind, byOutcome] of this.#cacheTally) {
+      for (const [outcome, count] of byOutcome) {
+        if (count > 0) this.cacheEvents.inc({ kind, outcome }, count);
+        byOutcome.set(outcome, 0);
+      }
+    }
+  }
+
+  /** {@link upstreamCalls}: the upstream histogram's count of each series. */
+  async #copyUpstreamCounts(): Promise<void> {
+    const { values } = await this.upstreamLatency.get();
+    this.upstreamCalls.reset();
+    for (const { metricName, labels, value } of values) {
+      if (metricName === 'gateway_upstream_request_duration_seconds_count') {
+        this.upstreamCalls.inc(
+          labels as Record<'upstream' | 'outcome' | 'business', string>,
+          value,
+        );
+      }
+    }
+  }
 
   readonly paymentConfirmations = new Counter({
     name: 'gateway_payment_confirmations_total',
