@@ -20,6 +20,8 @@ const MISNAMED_DEFAULTS = [
   'nodejs_active_requests_total',
   'nodejs_active_resources_total',
 ];
+/** The upstream latency histogram, whose count per series is also the upstream call counter. */
+const UPSTREAM_LATENCY = 'gateway_upstream_request_duration_seconds';
 /** Distinct callers that must send a name before it gets a label of its own. */
 const CALLERS_FOR_LABEL = 3;
 /** A label unused this long gives its slot back (and its series are removed). */
@@ -100,7 +102,7 @@ export class GatewayMetrics {
   });
 
   readonly upstreamLatency = new Histogram({
-    name: 'gateway_upstream_request_duration_seconds',
+    name: UPSTREAM_LATENCY,
     help: 'Duration of one HTTP call to an upstream.',
     labelNames: ['upstream', 'outcome', 'business'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
@@ -164,7 +166,7 @@ export class GatewayMetrics {
     const { values } = await this.upstreamLatency.get();
     this.upstreamCalls.reset();
     for (const { metricName, labels, value } of values) {
-      if (metricName === 'gateway_upstream_request_duration_seconds_count') {
+      if (metricName === `${UPSTREAM_LATENCY}_count`) {
         this.upstreamCalls.inc(
           labels as Record<'upstream' | 'outcome' | 'business', string>,
           value,
