@@ -152,7 +152,7 @@ if (MARGINAL && !FEATURE_MODE) throw new Error('--marginal goes with --features'
  * same load. Below both processes' capacity, neither waits for the load generator, which can
  * keep two processes busy at the rates of S1 and S4 no more than it can one at full speed.
  */
-const RATE = argv.rate === undefined ? undefined : setting(argv.rate, 'BENCH_RATE', 0);
+const RATE = argv.rate === undefined ? undefined : Number(argv.rate);
 if (RATE !== undefined && (!FEATURE_MODE || !(RATE >= 1))) {
   throw new Error('--rate: a number of requests per second ≥ 1, with --features');
 }
@@ -1024,12 +1024,15 @@ async function features(stub: Started, reference: Started): Promise<void> {
         .join(' | ')} |`,
     );
   }
+  const base = MARGINAL ? 'production' : 'bare';
   const text = [
     lines.join('\n'),
     '',
-    MARGINAL
-      ? `Share (req/s): 1 − (req/s of the production pipeline ÷ req/s without the feature); share (CPU/request): 1 − (µs of CPU per request without the feature ÷ of the production pipeline): what the feature adds to the pipeline as production runs it. Each the median of ${PAIRS} rounds, a round being ${DURATION_S} s of load on both processes at once, ${CONNECTIONS} connections each (after ${FEATURE_CELL_WARMUP_S} s of load), on the core they share; in brackets the middle half of the rounds' CPU shares. The production pipeline's req/s is its own, measured alone. "${NOISE_FLOOR.name}" is a second production process measured the same way: shares within its range are not told apart from noise. "all together" is the production pipeline against the bare one.`
-      : `Share (req/s): 1 − (req/s with the feature ÷ req/s of the bare pipeline); share (CPU/request): 1 − (µs of CPU per request of the bare pipeline ÷ with the feature); each the median of ${PAIRS} rounds, a round being ${DURATION_S} s of load on both processes at once, ${CONNECTIONS} connections each (after ${FEATURE_CELL_WARMUP_S} s of load), on the core they share; in brackets the middle half of the rounds' CPU shares. The bare pipeline's req/s is its own, measured alone. "${NOISE_FLOOR.name}" is a second process of the bare pipeline measured the same way: shares within its range are not told apart from noise.`,
+    `${
+      MARGINAL
+        ? 'Share (req/s): 1 − (req/s of the production pipeline ÷ req/s without the feature); share (CPU/request): 1 − (µs of CPU per request without the feature ÷ of the production pipeline): what the feature adds to the pipeline as production runs it.'
+        : 'Share (req/s): 1 − (req/s with the feature ÷ req/s of the bare pipeline); share (CPU/request): 1 − (µs of CPU per request of the bare pipeline ÷ with the feature).'
+    } Each the median of ${PAIRS} rounds, a round being ${DURATION_S} s of load on both processes at once, ${CONNECTIONS} connections each (after ${FEATURE_CELL_WARMUP_S} s of load), on the core they share; in brackets the middle half of the rounds' CPU shares. The ${base} pipeline's req/s is its own, measured alone. "${NOISE_FLOOR.name}" is a second process of the ${base} pipeline measured the same way: shares within its range are not told apart from noise.${MARGINAL ? ' "all together" is the production pipeline against the bare one.' : ''}`,
     ...(RATE === undefined
       ? []
       : [
