@@ -20,6 +20,8 @@
  * Settings (argv wins over environment):
  *   --duration S       BENCH_DURATION_S      measured seconds per cell (default 6)
  *   --warmup S         BENCH_WARMUP_S        warm-up seconds before each cell (default 2)
+ *   --start-warmup S   BENCH_START_WARMUP_S  seconds of each scenario in turn on every process
+ *                      once it has started, before its first cell (default 4; the tables only)
  *   --connections N,M  BENCH_CONNECTIONS     connection counts (default 16,50)
  *   --latency MS       BENCH_UPSTREAM_LATENCY_MS  fixed stub latency (default 0)
  *   --scenarios S1,S2,S3,S4   --auth on,off
@@ -110,6 +112,7 @@ const { values: argv } = parseArgs({
   options: {
     duration: { type: 'string' },
     warmup: { type: 'string' },
+    'start-warmup': { type: 'string' },
     connections: { type: 'string' },
     latency: { type: 'string' },
     scenarios: { type: 'string' },
@@ -172,6 +175,14 @@ const DURATION_S = setting(argv.duration, 'BENCH_DURATION_S', FEATURE_MODE ? 3 :
 // its code is compiled and its heap has grown (4 s of warm-up left a second bare process 5 %
 // behind the first), hence 8 s there.
 const WARMUP_S = setting(argv.warmup, 'BENCH_WARMUP_S', FEATURE_MODE ? 8 : 2);
+/**
+ * The tables' warm-up of each process once it has started: every chosen scenario in turn for
+ * this many seconds, at the largest connection count, before its first measured cell. A process
+ * keeps getting cheaper per request for some seconds after its start (its code is compiled as it
+ * runs, its heap and record cache grow): with only each cell's own warm-up, the first cells
+ * measured a process still on its way there, the gateway more than the peers.
+ */
+const START_WARMUP_S = setting(argv['start-warmup'], 'BENCH_START_WARMUP_S', 4);
 /** Rounds (both processes loaded at once) per feature and scenario in the features mode. */
 const PAIRS = setting(undefined, 'BENCH_FEATURE_PAIRS', 8);
 /** The features measured: those whose name holds one of these words (all when unset). */
@@ -375,6 +386,42 @@ async function timed(
     stubCpu,
     errorAnswers: result.non2xx + result.errors + result.timeouts + result.graphqlErrors,
   };
+}
+
+/**
+ * {@link START_WARMUP_S}: each of `targets` in turn, the others on its core paused, loaded with
+ * every chosen scenario for that long at the largest connection count (nothing recorded).
+ */
+async function startWarmUp(
+  targets: Started[],
+  everyone: Started[],
+  auth: Auth,
+  headersOf: (target: Started) => Record<string, string>,
+): Promise<void> {
+  if (START_WARMUP_S <= 0) return;
+  const connections = Math.max(...CONNECTION_COUNTS);
+  const scenarios = SCENARIOS.filter((s) => SCENARIO_IDS.includes(s.id));
+  for (const target of targets) {
+    const idle = everyone.filter((other) => other !== target);
+    for (const other of idle) other.pause();
+    try {
+      for (const scenario of scenarios) {
+        const path = target.name === 'reference' ? scenario.referencePath : '/graphql';
+        await load({
+          url: `http://127.0.0.1:${target.port}${path}`,
+          connections,
+          durationS: START_WARMUP_S,
+          body: scenario.body(`W${scenario.id}${auth === 'on' ? 'A' : 'N'}${target.name}`),
+          headers: headersOf(target),
+        });
+      }
+    } finally {
+      for (const other of idle) other.resume();
+    }
+  }
+  console.log(
+    `auth ${auth}: ${targets.map((t) => t.name).join(', ')} warmed up (${START_WARMUP_S} s of each scenario, ${connections} connections)`,
+  );
 }
 
 /** One request to both; `name`'s data must deep-equal the reference's and hold records. */
@@ -1194,7 +1241,8 @@ async function startSystems(stub: Started, auth: Auth): Promise<Started[]> {
 /** Roughly how long the tables take: every cell, warm-up and settling included. */
 function estimateMinutes(): number {
   const cells = SCENARIO_IDS.length * AUTH_MODES.length * CONNECTION_COUNTS.length * SYSTEMS.length;
-  return (cells * (WARMUP_S + DURATION_S + 2) + AUTH_MODES.length * 10) / 60;
+  const starts = SYSTEMS.length * AUTH_MODES.length * SCENARIO_IDS.length * START_WARMUP_S;
+  return (cells * (WARMUP_S + DURATION_S + 2) + starts + AUTH_MODES.length * 10) / 60;
 }
 
 async function main(): Promise<void> {
@@ -1210,7 +1258,7 @@ async function main(): Promise<void> {
     );
   }
   console.log(
-    `bench: ${DURATION_S} s per cell after ${WARMUP_S} s warm-up, ${BUSINESS_COUNTS ? `${CONNECTIONS} connections, auth on, the gateway serving 1, ${BUSINESS_COUNTS.join(', ')} businesses` : `${CONNECTION_COUNTS.join(' and ')} connections, auth ${AUTH_MODES.join(' then ')}, systems ${SYSTEMS.join(', ')}`}, stub latency ${LATENCY_MS} ms; systems on Node ${NODE_VERSION}; ${layout}; output of every system to ${LOG_DIR}/${NODE_FLAGS.length > 0 ? `; node flags for every system: ${NODE_FLAGS.join(' ')}` : ''}`,
+    `bench: ${DURATION_S} s per cell after ${WARMUP_S} s warm-up${BUSINESS_COUNTS || FEATURE_MODE || PROFILE || ALLOCATIONS ? '' : ` (and ${START_WARMUP_S} s of each scenario on each process after its start)`}, ${BUSINESS_COUNTS ? `${CONNECTIONS} connections, auth on, the gateway serving 1, ${BUSINESS_COUNTS.join(', ')} businesses` : `${CONNECTION_COUNTS.join(' and ')} connections, auth ${AUTH_MODES.join(' then ')}, systems ${SYSTEMS.join(', ')}`}, stub latency ${LATENCY_MS} ms; systems on Node ${NODE_VERSION}; ${layout}; output of every system to ${LOG_DIR}/${NODE_FLAGS.length > 0 ? `; node flags for every system: ${NODE_FLAGS.join(' ')}` : ''}`,
   );
   if (!PROFILE && !ALLOCATIONS && !FEATURE_MODE && !BUSINESS_COUNTS)
     console.log(`bench: about ${Math.ceil(estimateMinutes())} minutes`);
@@ -1262,6 +1310,9 @@ async function main(): Promise<void> {
     const all = SYSTEMS.includes('reference') ? [...systems, reference] : systems;
     // The reference checks no token: it gets none.
     const headersOf = (target: Started) => (target === reference ? {} : headers);
+    // The reference serves both auth modes: warmed up once, with the first.
+    const fresh = auth === AUTH_MODES[0] ? all : systems;
+    await startWarmUp(fresh, [...all, reference], auth, headersOf);
     for (const connections of CONNECTION_COUNTS) {
       const cells: Cell[] = [];
       for (const scenario of SCENARIOS.filter((s) => SCENARIO_IDS.includes(s.id))) {
@@ -1318,6 +1369,7 @@ async function main(): Promise<void> {
     settings: {
       durationS: DURATION_S,
       warmupS: WARMUP_S,
+      startWarmupS: START_WARMUP_S,
       connections: CONNECTION_COUNTS,
       auth: AUTH_MODES,
       scenarios: SCENARIO_IDS,
@@ -1352,7 +1404,7 @@ async function main(): Promise<void> {
   writeFileSync(`${ROOT}bench/results/latest.json`, `${JSON.stringify(output, null, 2)}\n`);
 
   console.log(
-    `\n### Benchmark (${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpuModel}, systems on Node ${NODE_VERSION}, ${DURATION_S} s per cell after ${WARMUP_S} s warm-up, stub latency ${LATENCY_MS} ms)\n`,
+    `\n### Benchmark (${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpuModel}, systems on Node ${NODE_VERSION}, ${DURATION_S} s per cell after ${WARMUP_S} s warm-up, ${START_WARMUP_S} s of each scenario after each start, stub latency ${LATENCY_MS} ms)\n`,
   );
   console.log(`${headline(runs)}\n`);
   for (const run of runs) console.log(`${detail(run)}\n`);
