@@ -7,7 +7,7 @@
  * (bench/reference.ts), over the same fast upstream stub (bench/upstream-stub.ts), scenario by
  * scenario, with authentication on (the headline) and off, at 16 and 50 connections. Writes
  * bench/results/latest.json and prints markdown tables; docs/performance.md says how to read
- * them. About 13 minutes with the defaults on a 2-core machine.
+ * them. About 17 minutes with the defaults on a 2-core machine.
  *
  * Layout on a 2-core machine: every system under test on core 0 (one at a time under load, the
  * others paused with SIGSTOP), the stub and this load generator on core 1 (taskset; unpinned
@@ -22,6 +22,8 @@
  *   --warmup S         BENCH_WARMUP_S        warm-up seconds before each cell (default 2)
  *   --start-warmup S   BENCH_START_WARMUP_S  seconds of each scenario in turn on every process
  *                      once it has started, before its first cell (default 4; the tables only)
+ *   --rounds N         BENCH_ROUNDS          the tables: each cell's measured seconds split into N
+ *                      rounds, every system measured once per round in rotating order (default 3)
  *   --connections N,M  BENCH_CONNECTIONS     connection counts (default 16,50)
  *   --latency MS       BENCH_UPSTREAM_LATENCY_MS  fixed stub latency (default 0)
  *   --scenarios S1,S2,S3,S4   --auth on,off
@@ -113,6 +115,7 @@ const { values: argv } = parseArgs({
     duration: { type: 'string' },
     warmup: { type: 'string' },
     'start-warmup': { type: 'string' },
+    rounds: { type: 'string' },
     connections: { type: 'string' },
     latency: { type: 'string' },
     scenarios: { type: 'string' },
@@ -183,6 +186,16 @@ const WARMUP_S = setting(argv.warmup, 'BENCH_WARMUP_S', FEATURE_MODE ? 8 : 2);
  * measured a process still on its way there, the gateway more than the peers.
  */
 const START_WARMUP_S = setting(argv['start-warmup'], 'BENCH_START_WARMUP_S', 4);
+/**
+ * The tables' rounds per cell: after each system's warm-up on the cell's load, every system is
+ * measured once per round (DURATION_S ÷ ROUNDS seconds, after ROUND_WARMUP_S of load), the order
+ * rotating, and a cell's figures are the medians of its rounds. This machine's speed drifts by
+ * a fifth and more over minutes: one measurement of each system in turn put whichever ran in a
+ * faster minute ahead, and the same code's ratio to a peer moved by as much between two runs.
+ */
+const ROUNDS = Math.max(1, Math.round(setting(argv.rounds, 'BENCH_ROUNDS', 3)));
+/** Load before each round's measurement: the system was paused while the others ran. */
+const ROUND_WARMUP_S = 0.5;
 /** Rounds (both processes loaded at once) per feature and scenario in the features mode. */
 const PAIRS = setting(undefined, 'BENCH_FEATURE_PAIRS', 8);
 /** The features measured: those whose name holds one of these words (all when unset). */
@@ -298,6 +311,43 @@ interface TargetResult extends LoadResult {
   stubCpu: number;
   /** Answers that were not a 2xx or held GraphQL errors, plus socket errors and timeouts. */
   errorAnswers: number;
+  /** The tables: req/s of each round, in the order measured (the figures are their medians). */
+  roundsRps?: number[];
+}
+
+/**
+ * One system's figures of a cell from its rounds: rates, latencies and CPU the medians of the
+ * rounds', the largest RSS and slowest answer, the counts summed.
+ */
+function ofRounds(rounds: TargetResult[]): TargetResult {
+  const mid = (pick: (r: TargetResult) => number) => median(rounds.map(pick));
+  const sum = (pick: (r: TargetResult) => number) =>
+    rounds.reduce((total, r) => total + pick(r), 0);
+  const sent = sum((r) => r.sent);
+  const upstreamCalls = sum((r) => r.upstreamCalls);
+  return {
+    requests: sum((r) => r.requests),
+    sent,
+    durationS: sum((r) => r.durationS),
+    rps: mid((r) => r.rps),
+    p50Ms: mid((r) => r.p50Ms),
+    p90Ms: mid((r) => r.p90Ms),
+    p99Ms: mid((r) => r.p99Ms),
+    maxMs: Math.max(...rounds.map((r) => r.maxMs)),
+    meanMs: mid((r) => r.meanMs),
+    non2xx: sum((r) => r.non2xx),
+    errors: sum((r) => r.errors),
+    timeouts: sum((r) => r.timeouts),
+    graphqlErrors: sum((r) => r.graphqlErrors),
+    loadgenCpu: mid((r) => r.loadgenCpu),
+    upstreamCallsPerRequest: upstreamCalls / Math.max(1, sent),
+    upstreamCalls,
+    maxRssMB: Math.max(...rounds.map((r) => r.maxRssMB)),
+    cpu: mid((r) => r.cpu),
+    stubCpu: mid((r) => r.stubCpu),
+    errorAnswers: sum((r) => r.errorAnswers),
+    roundsRps: rounds.map((r) => Math.round(r.rps)),
+  };
 }
 
 /** One scenario at one connection count, every system. */
@@ -1242,7 +1292,8 @@ async function startSystems(stub: Started, auth: Auth): Promise<Started[]> {
 function estimateMinutes(): number {
   const cells = SCENARIO_IDS.length * AUTH_MODES.length * CONNECTION_COUNTS.length * SYSTEMS.length;
   const starts = SYSTEMS.length * AUTH_MODES.length * SCENARIO_IDS.length * START_WARMUP_S;
-  return (cells * (WARMUP_S + DURATION_S + 2) + starts + AUTH_MODES.length * 10) / 60;
+  const perCell = WARMUP_S + DURATION_S + (ROUNDS - 1) * (ROUND_WARMUP_S + 1) + 2;
+  return (cells * perCell + starts + AUTH_MODES.length * 10) / 60;
 }
 
 async function main(): Promise<void> {
@@ -1258,7 +1309,7 @@ async function main(): Promise<void> {
     );
   }
   console.log(
-    `bench: ${DURATION_S} s per cell after ${WARMUP_S} s warm-up${BUSINESS_COUNTS || FEATURE_MODE || PROFILE || ALLOCATIONS ? '' : ` (and ${START_WARMUP_S} s of each scenario on each process after its start)`}, ${BUSINESS_COUNTS ? `${CONNECTIONS} connections, auth on, the gateway serving 1, ${BUSINESS_COUNTS.join(', ')} businesses` : `${CONNECTION_COUNTS.join(' and ')} connections, auth ${AUTH_MODES.join(' then ')}, systems ${SYSTEMS.join(', ')}`}, stub latency ${LATENCY_MS} ms; systems on Node ${NODE_VERSION}; ${layout}; output of every system to ${LOG_DIR}/${NODE_FLAGS.length > 0 ? `; node flags for every system: ${NODE_FLAGS.join(' ')}` : ''}`,
+    `bench: ${DURATION_S} s per cell after ${WARMUP_S} s warm-up${BUSINESS_COUNTS || FEATURE_MODE || PROFILE || ALLOCATIONS ? '' : ` (in ${ROUNDS} rounds, the systems in rotating order; and ${START_WARMUP_S} s of each scenario on each process after its start)`}, ${BUSINESS_COUNTS ? `${CONNECTIONS} connections, auth on, the gateway serving 1, ${BUSINESS_COUNTS.join(', ')} businesses` : `${CONNECTION_COUNTS.join(' and ')} connections, auth ${AUTH_MODES.join(' then ')}, systems ${SYSTEMS.join(', ')}`}, stub latency ${LATENCY_MS} ms; systems on Node ${NODE_VERSION}; ${layout}; output of every system to ${LOG_DIR}/${NODE_FLAGS.length > 0 ? `; node flags for every system: ${NODE_FLAGS.join(' ')}` : ''}`,
   );
   if (!PROFILE && !ALLOCATIONS && !FEATURE_MODE && !BUSINESS_COUNTS)
     console.log(`bench: about ${Math.ceil(estimateMinutes())} minutes`);
@@ -1327,6 +1378,9 @@ async function main(): Promise<void> {
           systems: {},
           warnings: [],
         };
+        const bodies = new Map(
+          all.map((target) => [target, scenario.body(`${tag}${target.name}`)]),
+        );
         for (const target of all) {
           if (target !== reference) {
             await checkEquivalent(
@@ -1338,18 +1392,36 @@ async function main(): Promise<void> {
               headers,
             );
           }
-          const result = await measure(
-            target,
-            [...all, reference].filter((other) => other !== target),
-            urlOf(target),
-            stub,
-            scenario.body(`${tag}${target.name}`),
-            headersOf(target),
-            connections,
-          );
+        }
+        const others = (target: Started) => [...all, reference].filter((other) => other !== target);
+        const measured = new Map<Started, TargetResult[]>(all.map((target) => [target, []]));
+        for (let round = 0; round < ROUNDS; round++) {
+          // Round 0 in the listed order, each later one starting one system further on.
+          for (let i = 0; i < all.length; i++) {
+            const target = all[(i + round) % all.length] as Started;
+            const body = bodies.get(target) as GraphQLBody | (() => GraphQLBody);
+            const result = await measure(
+              target,
+              others(target),
+              urlOf(target),
+              stub,
+              body,
+              headersOf(target),
+              connections,
+              {
+                // The cell's warm-up before a system's first round; a short one before the others.
+                warmupS: round === 0 ? WARMUP_S : ROUND_WARMUP_S,
+                durationS: DURATION_S / ROUNDS,
+              },
+            );
+            measured.get(target)?.push(result);
+          }
+        }
+        for (const target of all) {
+          const result = ofRounds(measured.get(target) ?? []);
           cell.systems[target.name] = result;
           console.log(
-            `auth ${auth}, ${connections} conn., ${scenario.id}: ${target.name} ${fmt(result.rps, 0)} req/s, p99 ${fmt(result.p99Ms, 1)} ms, ${fmt(result.maxRssMB, 0)} MB, ${fmt(result.upstreamCallsPerRequest, 2)} calls/req, ${result.errorAnswers} error answers`,
+            `auth ${auth}, ${connections} conn., ${scenario.id}: ${target.name} ${fmt(result.rps, 0)} req/s (rounds ${result.roundsRps?.join(', ')}), p99 ${fmt(result.p99Ms, 1)} ms, ${fmt(result.maxRssMB, 0)} MB, ${fmt(result.upstreamCallsPerRequest, 2)} calls/req, ${result.errorAnswers} error answers`,
           );
         }
         cell.warnings = warningsOf(cell);
@@ -1370,6 +1442,7 @@ async function main(): Promise<void> {
       durationS: DURATION_S,
       warmupS: WARMUP_S,
       startWarmupS: START_WARMUP_S,
+      rounds: ROUNDS,
       connections: CONNECTION_COUNTS,
       auth: AUTH_MODES,
       scenarios: SCENARIO_IDS,
@@ -1404,7 +1477,7 @@ async function main(): Promise<void> {
   writeFileSync(`${ROOT}bench/results/latest.json`, `${JSON.stringify(output, null, 2)}\n`);
 
   console.log(
-    `\n### Benchmark (${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpuModel}, systems on Node ${NODE_VERSION}, ${DURATION_S} s per cell after ${WARMUP_S} s warm-up, ${START_WARMUP_S} s of each scenario after each start, stub latency ${LATENCY_MS} ms)\n`,
+    `\n### Benchmark (${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpuModel}, systems on Node ${NODE_VERSION}, ${DURATION_S} s per cell in ${ROUNDS} rounds after ${WARMUP_S} s warm-up, ${START_WARMUP_S} s of each scenario after each start, stub latency ${LATENCY_MS} ms)\n`,
   );
   console.log(`${headline(runs)}\n`);
   for (const run of runs) console.log(`${detail(run)}\n`);
