@@ -7,7 +7,7 @@
  * (bench/reference.ts), over the same fast upstream stub (bench/upstream-stub.ts), scenario by
  * scenario, with authentication on (the headline) and off, at 16 and 50 connections. Writes
  * bench/results/latest.json and prints markdown tables; docs/performance.md says how to read
- * them. About 17 minutes with the defaults on a 2-core machine.
+ * them. About 19 minutes with the defaults on a 2-core machine.
  *
  * Layout on a 2-core machine: every system under test on core 0 (one at a time under load, the
  * others paused with SIGSTOP), the stub and this load generator on core 1 (taskset; unpinned
@@ -23,7 +23,7 @@
  *   --start-warmup S   BENCH_START_WARMUP_S  seconds of each scenario in turn on every process
  *                      once it has started, before its first cell (default 4; the tables only)
  *   --rounds N         BENCH_ROUNDS          the tables: each cell's measured seconds split into N
- *                      rounds, every system measured once per round in rotating order (default 3)
+ *                      rounds, every system measured once per round in rotating order (default 5)
  *   --connections N,M  BENCH_CONNECTIONS     connection counts (default 16,50)
  *   --latency MS       BENCH_UPSTREAM_LATENCY_MS  fixed stub latency (default 0)
  *   --scenarios S1,S2,S3,S4   --auth on,off
@@ -193,7 +193,7 @@ const START_WARMUP_S = setting(argv['start-warmup'], 'BENCH_START_WARMUP_S', 4);
  * a fifth and more over minutes: one measurement of each system in turn put whichever ran in a
  * faster minute ahead, and the same code's ratio to a peer moved by as much between two runs.
  */
-const ROUNDS = Math.max(1, Math.round(setting(argv.rounds, 'BENCH_ROUNDS', 3)));
+const ROUNDS = Math.max(1, Math.round(setting(argv.rounds, 'BENCH_ROUNDS', 5)));
 /** Load before each round's measurement: the system was paused while the others ran. */
 const ROUND_WARMUP_S = 0.5;
 /** Rounds (both processes loaded at once) per feature and scenario in the features mode. */
