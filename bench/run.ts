@@ -183,7 +183,7 @@ const WARMUP_S = setting(argv.warmup, 'BENCH_WARMUP_S', FEATURE_MODE ? 8 : 2);
  * this many seconds, at the largest connection count, before its first measured cell. A process
  * keeps getting cheaper per request for some seconds after its start (its code is compiled as it
  * runs, its heap and record cache grow): with only each cell's own warm-up, the first cells
- * measured a process still on its way there, the gateway more than the peers.
+ * measured a process still on its way there, mercurius-prod more than the gateway.
  */
 const START_WARMUP_S = setting(argv['start-warmup'], 'BENCH_START_WARMUP_S', 4);
 /**
