@@ -226,6 +226,8 @@ const LATENCY_MS = setting(argv.latency, 'BENCH_UPSTREAM_LATENCY_MS', 0);
 const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
 const PROFILE = argv.profile === true;
 const ALLOCATIONS = argv.allocations === true;
+/** The like-for-like tables: none of the other modes. */
+const TABLES_MODE = !PROFILE && !ALLOCATIONS && !FEATURE_MODE && !BUSINESS_COUNTS;
 const SCENARIO_IDS: string[] = list(
   argv.scenarios ?? (BUSINESS_COUNTS ? 'S1' : PROFILE || FEATURE_MODE ? 'S1,S3,S4' : 'S1,S2,S3,S4'),
   ['S1', 'S2', 'S3', 'S4'] as const,
@@ -300,6 +302,8 @@ const SCENARIOS: Scenario[] = [
     referencePath: '/graphql',
   },
 ];
+/** The scenarios chosen (`--scenarios`), in their order above. */
+const CHOSEN_SCENARIOS = SCENARIOS.filter((s) => SCENARIO_IDS.includes(s.id));
 
 interface TargetResult extends LoadResult {
   upstreamCallsPerRequest: number;
@@ -450,12 +454,11 @@ async function startWarmUp(
 ): Promise<void> {
   if (START_WARMUP_S <= 0) return;
   const connections = Math.max(...CONNECTION_COUNTS);
-  const scenarios = SCENARIOS.filter((s) => SCENARIO_IDS.includes(s.id));
   for (const target of targets) {
     const idle = everyone.filter((other) => other !== target);
     for (const other of idle) other.pause();
     try {
-      for (const scenario of scenarios) {
+      for (const scenario of CHOSEN_SCENARIOS) {
         const path = target.name === 'reference' ? scenario.referencePath : '/graphql';
         await load({
           url: `http://127.0.0.1:${target.port}${path}`,
@@ -705,7 +708,7 @@ async function profile(stub: Started, reference: Started): Promise<void> {
   mkdirSync(dir, { recursive: true });
   const referenceBase = `http://127.0.0.1:${reference.port}`;
   const report: string[] = [];
-  for (const scenario of SCENARIOS.filter((s) => SCENARIO_IDS.includes(s.id))) {
+  for (const scenario of CHOSEN_SCENARIOS) {
     const name = `gateway-${scenario.id}.cpuprofile`;
     const auth = AUTH_MODES[0] ?? 'on';
     const headers: Record<string, string> =
@@ -748,13 +751,12 @@ async function profile(stub: Started, reference: Started): Promise<void> {
       ),
     );
   }
-  const scenarios = SCENARIOS.filter((s) => SCENARIO_IDS.includes(s.id));
   report.push(
     [
       `### What each production feature takes of the busy time (auth ${AUTH_MODES[0] ?? 'on'}, ${CONNECTIONS} connections)`,
       '',
       renderFeatureShares(
-        scenarios.map((s) => ({ title: s.id, file: `${dir}/gateway-${s.id}.cpuprofile` })),
+        CHOSEN_SCENARIOS.map((s) => ({ title: s.id, file: `${dir}/gateway-${s.id}.cpuprofile` })),
       ),
       '',
       "On the stack: samples with one of the feature's frames anywhere on the stack. Own time (the features that wrap the upstream call): samples whose innermost JavaScript frame is the feature's. Neither counts the garbage collector's work on what the feature allocates or keeps, nor V8's threads.",
@@ -795,7 +797,6 @@ async function signalProbe(target: Started, line: string): Promise<void> {
 async function allocations(stub: Started): Promise<void> {
   const dir = `${ROOT}bench/results/allocations`;
   mkdirSync(dir, { recursive: true });
-  const scenarios = SCENARIOS.filter((s) => SCENARIO_IDS.includes(s.id));
   const report: string[] = [];
   const table = [
     `| Auth | Scenario | System | KB allocated per request | ${BUSINESS_COUNTS ? 'One business' : 'Gateway'} ÷ system |`,
@@ -832,7 +833,7 @@ async function allocations(stub: Started): Promise<void> {
         env: { ALLOC_PROBE_FILE: `${dir}/${name}-${id}-auth-${auth}.heapprofile` },
       });
       const bytes = new Map<string, number>();
-      for (const scenario of scenarios) {
+      for (const scenario of CHOSEN_SCENARIOS) {
         // A process per scenario: the probe writes one file per process.
         const target = await start(extra(scenario.id));
         const url = `http://127.0.0.1:${target.port}/graphql`;
@@ -875,7 +876,7 @@ async function allocations(stub: Started): Promise<void> {
       }
       perSystem.set(name, bytes);
     }
-    for (const scenario of scenarios) {
+    for (const scenario of CHOSEN_SCENARIOS) {
       const gateway = perSystem.get(baseline)?.get(scenario.id) ?? Number.NaN;
       for (const [name, bytes] of perSystem) {
         const value = bytes.get(scenario.id) ?? Number.NaN;
@@ -949,10 +950,9 @@ async function features(stub: Started, reference: Started): Promise<void> {
   const headersFor = (feature: Feature | undefined) =>
     featureVariant(feature).token ? bearer : {};
   const baseHeaders = headersFor(undefined);
-  const scenarios = SCENARIOS.filter((s) => SCENARIO_IDS.includes(s.id));
   const measured = [NOISE_FLOOR, ...CHOSEN_FEATURES];
   const perFeatureS = WARMUP_S + 1 + PAIRS * (FEATURE_CELL_WARMUP_S + DURATION_S + 0.6) + 5;
-  const minutes = Math.ceil((scenarios.length * (measured.length * perFeatureS + 15)) / 60);
+  const minutes = Math.ceil((CHOSEN_SCENARIOS.length * (measured.length * perFeatureS + 15)) / 60);
   console.log(
     `bench --features${MARGINAL ? ' --marginal' : ''}${RATE === undefined ? '' : ` --rate ${RATE}`}: ${PAIRS} rounds of ${DURATION_S} s with both processes loaded at once per feature (after ${WARMUP_S} s warm-up), ${CONNECTIONS} connections${RATE === undefined ? '' : `, ${RATE} req/s offered to each`}, scenarios ${SCENARIO_IDS.join(', ')}; about ${minutes} minutes`,
   );
@@ -970,7 +970,7 @@ async function features(stub: Started, reference: Started): Promise<void> {
       spread: [number, number];
     }>;
   }> = [];
-  for (const scenario of scenarios) {
+  for (const scenario of CHOSEN_SCENARIOS) {
     const tag = `F${scenario.id}`;
     const referenceUrl = `http://127.0.0.1:${reference.port}${scenario.referencePath}`;
     const bare = await startFeatureGateway(stub, undefined);
@@ -1174,9 +1174,8 @@ function startBusinessGateway(stub: Started, count: number, extra: Extra = {}): 
  */
 async function businessRuns(stub: Started, reference: Started, counts: number[]): Promise<void> {
   const all = [1, ...counts];
-  const scenarios = SCENARIOS.filter((s) => SCENARIO_IDS.includes(s.id));
   const minutes = Math.ceil(
-    (scenarios.length * all.length * BUSINESS_ROUNDS * (WARMUP_S + DURATION_S + 2)) / 60,
+    (CHOSEN_SCENARIOS.length * all.length * BUSINESS_ROUNDS * (WARMUP_S + DURATION_S + 2)) / 60,
   );
   console.log(
     `bench --businesses: 1, ${counts.join(', ')} businesses, ${BUSINESS_ROUNDS} rounds, auth on, ${CONNECTIONS} connections, scenarios ${SCENARIO_IDS.join(', ')}; about ${minutes} minutes`,
@@ -1191,7 +1190,7 @@ async function businessRuns(stub: Started, reference: Started, counts: number[])
     maxRssMB: number[];
     callsPerRequest: number[];
   }> = [];
-  for (const scenario of scenarios) {
+  for (const scenario of CHOSEN_SCENARIOS) {
     const referenceUrl = `http://127.0.0.1:${reference.port}${scenario.referencePath}`;
     const gateways: Array<{
       count: number;
@@ -1309,10 +1308,9 @@ async function main(): Promise<void> {
     );
   }
   console.log(
-    `bench: ${DURATION_S} s per cell after ${WARMUP_S} s warm-up${BUSINESS_COUNTS || FEATURE_MODE || PROFILE || ALLOCATIONS ? '' : ` (in ${ROUNDS} rounds, the systems in rotating order; and ${START_WARMUP_S} s of each scenario on each process after its start)`}, ${BUSINESS_COUNTS ? `${CONNECTIONS} connections, auth on, the gateway serving 1, ${BUSINESS_COUNTS.join(', ')} businesses` : `${CONNECTION_COUNTS.join(' and ')} connections, auth ${AUTH_MODES.join(' then ')}, systems ${SYSTEMS.join(', ')}`}, stub latency ${LATENCY_MS} ms; systems on Node ${NODE_VERSION}; ${layout}; output of every system to ${LOG_DIR}/${NODE_FLAGS.length > 0 ? `; node flags for every system: ${NODE_FLAGS.join(' ')}` : ''}`,
+    `bench: ${DURATION_S} s per cell after ${WARMUP_S} s warm-up${TABLES_MODE ? ` (in ${ROUNDS} rounds, the systems in rotating order; and ${START_WARMUP_S} s of each scenario on each process after its start)` : ''}, ${BUSINESS_COUNTS ? `${CONNECTIONS} connections, auth on, the gateway serving 1, ${BUSINESS_COUNTS.join(', ')} businesses` : `${CONNECTION_COUNTS.join(' and ')} connections, auth ${AUTH_MODES.join(' then ')}, systems ${SYSTEMS.join(', ')}`}, stub latency ${LATENCY_MS} ms; systems on Node ${NODE_VERSION}; ${layout}; output of every system to ${LOG_DIR}/${NODE_FLAGS.length > 0 ? `; node flags for every system: ${NODE_FLAGS.join(' ')}` : ''}`,
   );
-  if (!PROFILE && !ALLOCATIONS && !FEATURE_MODE && !BUSINESS_COUNTS)
-    console.log(`bench: about ${Math.ceil(estimateMinutes())} minutes`);
+  if (TABLES_MODE) console.log(`bench: about ${Math.ceil(estimateMinutes())} minutes`);
 
   const stub = await startNode({
     name: 'stub',
@@ -1366,7 +1364,7 @@ async function main(): Promise<void> {
     await startWarmUp(fresh, [...all, reference], auth, headersOf);
     for (const connections of CONNECTION_COUNTS) {
       const cells: Cell[] = [];
-      for (const scenario of SCENARIOS.filter((s) => SCENARIO_IDS.includes(s.id))) {
+      for (const scenario of CHOSEN_SCENARIOS) {
         const tag = `${scenario.id}${auth === 'on' ? 'A' : 'N'}C${connections}`;
         const referenceUrl = `http://127.0.0.1:${reference.port}${scenario.referencePath}`;
         const urlOf = (target: Started) =>
