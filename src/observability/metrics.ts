@@ -22,6 +22,8 @@ const MISNAMED_DEFAULTS = [
 ];
 /** The upstream latency histogram, whose count per series is also the upstream call counter. */
 const UPSTREAM_LATENCY = 'gateway_upstream_request_duration_seconds';
+/** Its per-series count sample, as prom-client names it. */
+const UPSTREAM_LATENCY_COUNT = `${UPSTREAM_LATENCY}_count`;
 /** Distinct callers that must send a name before it gets a label of its own. */
 const CALLERS_FOR_LABEL = 3;
 /** A label unused this long gives its slot back (and its series are removed). */
@@ -166,7 +168,7 @@ export class GatewayMetrics {
     const { values } = await this.upstreamLatency.get();
     this.upstreamCalls.reset();
     for (const { metricName, labels, value } of values) {
-      if (metricName === `${UPSTREAM_LATENCY}_count`) {
+      if (metricName === UPSTREAM_LATENCY_COUNT) {
         this.upstreamCalls.inc(
           labels as Record<'upstream' | 'outcome' | 'business', string>,
           value,
