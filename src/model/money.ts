@@ -109,6 +109,36 @@ export function parseDecimal(text: string): Decimal | undefined {
 }
 
 /**
+ * Below this, a whole number of units of 10^-scale has at most 15 significant digits: two such
+ * decimals never read as the same double (a double keeps 15 decimal digits), so the one found
+ * for a double is the one its shortest text writes.
+ */
+const FIFTEEN_DIGITS = 1e15;
+/** How many digits after the point {@link decimalOfDouble} tries before writing the number out. */
+const FAST_PLACES = 8;
+
+/**
+ * The decimal a double stands for: the one `String(value)` writes (its shortest text), read by
+ * {@link parseDecimal}; undefined for a non-finite double. A JSON amount of at most 15
+ * significant digits (longer ones are read from their text, see upstream/shapes.ts) with up to
+ * eight digits after the point is found by arithmetic, without writing the number out: the
+ * smallest scale whose whole number of units reads back as the same double. That decimal has at
+ * most 15 significant digits, so it is the only one that does, and the shortest text names the
+ * same one with the same scale. Anything else is written out and parsed.
+ */
+export function decimalOfDouble(value: number): Decimal | undefined {
+  if (!Number.isFinite(value)) return undefined;
+  for (let scale = 0; scale <= FAST_PLACES; scale += 1) {
+    const power = DOUBLE_POWERS[scale] as number;
+    const whole = Math.round(value * power);
+    if (whole >= FIFTEEN_DIGITS || whole <= -FIFTEEN_DIGITS) break;
+    // Zero has no sign (`BigInt(-0)` is 0n, as `String(-0)` is "0").
+    if (whole / power === value) return { unscaled: BigInt(whole), scale };
+  }
+  return parseDecimal(String(value));
+}
+
+/**
  * The decimal written out with at least `minDigits` digits after the point and no trailing
  * zero beyond them (`1500.5` with 2 → `1500.50`, `10.1250` with 3 → `10.125`, `1500.0` with 0
  * → `1500`). Zero has no sign.
@@ -117,7 +147,11 @@ export function formatDecimal({ unscaled, scale }: Decimal, minDigits: number): 
   // On the digits as text: one conversion, where dividing the BigInt by ten made a new one for
   // each zero dropped.
   const negative = unscaled < 0n;
-  let digits = (negative ? -unscaled : unscaled).toString();
+  // A safe integer's digits from a double: the same text, without a negated BigInt.
+  const safe = unscaled <= MAX_EXACT && unscaled >= -MAX_EXACT;
+  let digits = safe
+    ? String(Math.abs(Number(unscaled)))
+    : (negative ? -unscaled : unscaled).toString();
   let places = scale;
   if (places > minDigits) {
     let end = digits.length;
@@ -162,8 +196,26 @@ export function toMoney(amount: Decimal, currency: string): Money {
     amount: formatDecimal(amount, minorUnits),
     currency,
     minorUnits,
-    amountMinor: roundToPlaces(amount, minorUnits).toString(),
+    amountMinor: minorText(amount, minorUnits),
   };
+}
+
+/**
+ * {@link roundToPlaces} as text. An amount with no more digits after the point than the currency
+ * has, whose minor units are a safe integer (nearly every amount), is written from a double: the
+ * same digits, without two BigInt operations per amount.
+ */
+function minorText(amount: Decimal, minorUnits: number): string {
+  const { unscaled, scale } = amount;
+  if (scale <= minorUnits && unscaled <= MAX_EXACT && unscaled >= -MAX_EXACT) {
+    const power = DOUBLE_POWERS[minorUnits - scale];
+    if (power !== undefined) {
+      const minor = Number(unscaled) * power;
+      // Exact: both factors are, and so is their product while it is a safe integer.
+      if (Number.isSafeInteger(minor)) return minor === 0 ? '0' : String(minor);
+    }
+  }
+  return roundToPlaces(amount, minorUnits).toString();
 }
 
 /**
@@ -171,14 +223,27 @@ export function toMoney(amount: Decimal, currency: string): Money {
  * NGN is 1.01, where `Math.round(1.005 * 100) / 100` gives 1; KWD keeps 10.125).
  */
 export function toRoundedNumber(amount: Decimal, minorUnits: number): number {
+  const { unscaled, scale } = amount;
+  const power = DOUBLE_POWERS[scale];
+  if (
+    scale <= minorUnits &&
+    power !== undefined &&
+    unscaled <= MAX_EXACT &&
+    unscaled >= -MAX_EXACT
+  ) {
+    // Nothing to round, and both exact as doubles: their quotient is the double nearest to the
+    // decimal (the one below, from the same rational), without a BigInt made on the way.
+    const exact = Number(unscaled) / power;
+    return exact === 0 ? 0 : exact;
+  }
   const minor = roundToPlaces(amount, minorUnits);
-  const scale = DOUBLE_POWERS[minorUnits];
+  const minorPower = DOUBLE_POWERS[minorUnits];
   // Both exact as doubles: their quotient, rounded once as every IEEE division is, is the double
   // nearest to the rational, the one Number reads from its text below.
-  const exact = scale !== undefined && minor <= MAX_EXACT && minor >= -MAX_EXACT;
+  const exact = minorPower !== undefined && minor <= MAX_EXACT && minor >= -MAX_EXACT;
   // Otherwise the whole number of minor units with its exponent: the same rational as the
   // decimal written out, so Number reads the same double from it, without writing it out first.
-  const rounded = exact ? Number(minor) / scale : Number(`${minor}e-${minorUnits}`);
+  const rounded = exact ? Number(minor) / minorPower : Number(`${minor}e-${minorUnits}`);
   // -0 is a JSON 0, but keeps `Object.is` comparisons honest.
   return rounded === 0 ? 0 : rounded;
 }

@@ -18,6 +18,7 @@
 import { parseExpiry } from '../model/card.ts';
 import {
   type Decimal,
+  decimalOfDouble,
   type Money,
   minorUnitsOf,
   parseDecimal,
@@ -168,8 +169,7 @@ function moneyAt(r: Reader, value: unknown, key: string): Decimal | null {
   if (value === undefined || value === null) return null;
   let decimal: Decimal | undefined;
   if (typeof value === 'string') decimal = parseDecimal(value);
-  else if (typeof value === 'number' && Number.isFinite(value))
-    decimal = parseDecimal(String(value));
+  else if (typeof value === 'number' && Number.isFinite(value)) decimal = decimalOfDouble(value);
   else r.refuse(key, WRONG_TYPE);
   if (decimal === undefined) r.refuse(key, INVALID);
   return decimal;

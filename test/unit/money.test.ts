@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   type Decimal,
+  decimalOfDouble,
   formatDecimal,
   minorUnitsOf,
   parseDecimal,
@@ -193,5 +194,80 @@ describe('formatDecimal and roundToPlaces', () => {
     expect(roundToPlaces({ unscaled: -125n, scale: 2 }, 1)).toBe(-13n);
     expect(roundToPlaces({ unscaled: 124n, scale: 2 }, 1)).toBe(12n);
     expect(roundToPlaces({ unscaled: 12n, scale: 0 }, 2)).toBe(1200n);
+  });
+});
+
+/** A small deterministic generator (mulberry32), so that a failure names a reproducible case. */
+function generator(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Doubles as JSON amounts come: 1 to 17 digits, 0 to 10 after the point, either sign; and odd ones. */
+function amounts(count: number): number[] {
+  const random = generator(20261127);
+  const out = [0, -0, 1e-7, 5e-324, 1e15, -1e15, 999999999999999, 1e21, 2 ** 53, 0.1 + 0.2, 1.005];
+  while (out.length < count) {
+    const digits = 1 + Math.floor(random() * 17);
+    let text = '';
+    for (let i = 0; i < digits; i += 1) text += String(Math.floor(random() * 10));
+    const places = Math.min(digits - 1, Math.floor(random() * 11));
+    const written = places > 0 ? `${text.slice(0, -places)}.${text.slice(-places)}` : text;
+    out.push((random() < 0.2 ? -1 : 1) * Number(written));
+  }
+  return out;
+}
+
+/** {@link formatDecimal} by BigInt arithmetic alone: the digits it must write. */
+function formatByBigInt({ unscaled, scale }: Decimal, minDigits: number): string {
+  const negative = unscaled < 0n;
+  let magnitude = negative ? -unscaled : unscaled;
+  let places = scale;
+  while (places > minDigits && magnitude % 10n === 0n) {
+    magnitude /= 10n;
+    places -= 1;
+  }
+  if (places < minDigits) {
+    magnitude *= 10n ** BigInt(minDigits - places);
+    places = minDigits;
+  }
+  const text = magnitude.toString().padStart(places + 1, '0');
+  const body = places === 0 ? text : `${text.slice(0, -places)}.${text.slice(-places)}`;
+  return negative ? `-${body}` : body;
+}
+
+describe('amounts read from doubles, without writing them out', () => {
+  const values = amounts(20_000);
+
+  it('finds the decimal that the shortest text of every double names, with its scale', () => {
+    for (const value of values) {
+      expect(decimalOfDouble(value), String(value)).toEqual(parseDecimal(String(value)));
+    }
+    expect(decimalOfDouble(Number.NaN)).toBeUndefined();
+    expect(decimalOfDouble(Number.POSITIVE_INFINITY)).toBeUndefined();
+  });
+
+  it('rounds and writes minor units as the exact decimal arithmetic does', () => {
+    for (const value of values) {
+      const amount = decimalOfDouble(value);
+      if (amount === undefined) continue;
+      for (const currency of ['JPY', 'NGN', 'KWD', 'CLF']) {
+        const minorUnits = minorUnitsOf(currency);
+        const minor = roundToPlaces(amount, minorUnits);
+        // The nearest double to the rounded decimal, read from its text.
+        const expected = Number(`${minor}e-${minorUnits}`);
+        expect(toRoundedNumber(amount, minorUnits), `${value} ${currency}`).toBe(
+          expected === 0 ? 0 : expected,
+        );
+        const written = toMoney(amount, currency);
+        expect(written.amountMinor, `${value} ${currency}`).toBe(minor.toString());
+        expect(written.amount, `${value} ${currency}`).toBe(formatByBigInt(amount, minorUnits));
+      }
+    }
   });
 });
