@@ -244,6 +244,8 @@ export class UpstreamHttp {
   /** What this upstream's CLIENT spans say of it. */
   readonly #target: UpstreamTarget;
   readonly #breaker: CircuitBreakerPolicy;
+  /** The breaker's failure-rate window (what the policy consults and counts into). */
+  readonly #sampling: SamplingBreaker;
   readonly #bulkhead: BulkheadPolicy;
   readonly #backoff: ExponentialBackoff<unknown>;
   /**
@@ -266,15 +268,16 @@ export class UpstreamHttp {
       keepAliveTimeout: 30_000,
       maxResponseSize: MAX_BODY_BYTES,
     });
+    // Opens on the failure rate over a window with a minimum of calls, not on a run of failures
+    // (which one broken record asked five times would make).
+    this.#sampling = new SamplingBreaker({
+      threshold: options.policy.breakerFailureRate,
+      duration: options.policy.breakerWindowMs,
+      minimumRps: options.policy.breakerMinCalls / (options.policy.breakerWindowMs / 1000),
+    });
     this.#breaker = circuitBreaker(handleAll, {
       halfOpenAfter: options.policy.breakerHalfOpenMs,
-      // Opens on the failure rate over a window with a minimum of calls, not on a run of
-      // failures (which one broken record asked five times would make).
-      breaker: new SamplingBreaker({
-        threshold: options.policy.breakerFailureRate,
-        duration: options.policy.breakerWindowMs,
-        minimumRps: options.policy.breakerMinCalls / (options.policy.breakerWindowMs / 1000),
-      }),
+      breaker: this.#sampling,
     });
     this.#breaker.onStateChange((state) =>
       this.#observer.breaker?.({ upstream: this.name, state: BREAKER_STATE[state] }),
@@ -430,14 +433,36 @@ export class UpstreamHttp {
     if (this.#policy.benchNoBreakerOrBulkhead) return call();
     const counted = !this.#failedRecently(key);
     const guarded = () => {
-      if (counted) return this.#breaker.execute(call);
-      // Already counted in this window: not again, but never past an open circuit.
-      if (this.#breaker.state !== CircuitState.Closed) {
-        throw new BrokenCircuitError('the circuit is not closed');
+      if (this.#breaker.state === CircuitState.Closed) {
+        // Already counted in this window: not again.
+        return counted ? this.#closedCall(call()) : call();
       }
-      return call();
+      // Never past a circuit that is not closed; the half-open trial goes through the policy.
+      if (!counted) throw new BrokenCircuitError('the circuit is not closed');
+      return this.#breaker.execute(call);
     };
     return signal ? this.#bulkhead.execute(guarded, signal) : this.#bulkhead.execute(guarded);
+  }
+
+  /**
+   * A call made while the circuit is closed, its outcome counted as the breaker's policy counts
+   * it (a success into the failure-rate window; a failure through the policy itself, which opens
+   * the circuit when the rate is reached) without the policy's three async steps around every
+   * call: a closed circuit runs the call as it is, and most calls succeed. Rejects with the call's
+   * own error.
+   */
+  #closedCall(running: Promise<HttpResult>): Promise<HttpResult> {
+    return running.then(
+      (result) => {
+        this.#sampling.success(CircuitState.Closed);
+        return result;
+      },
+      (error: unknown) => {
+        // Opened meanwhile by other calls: already open, this failure is not counted again.
+        if (this.#breaker.state !== CircuitState.Closed) throw error;
+        return this.#breaker.execute(() => Promise.reject(error));
+      },
+    );
   }
 
   /**

@@ -47,3 +47,22 @@ it('failures spread over many records still open it', async () => {
   expect(refused.errors?.[0]?.message).toMatch(/circuit open/);
   expect(payment.requests.length).toBe(calls);
 });
+
+it('successes count too: a fifth of the records failing among good answers leaves it closed', async () => {
+  const { gateway, token } = await setup(
+    (request, index) =>
+      /NT-MIXED\d*[05]$/.test(request.path) ? { status: 503, body: {} } : byRef(request, index),
+    { env: { UPSTREAM_MAX_ATTEMPTS: '1', UPSTREAM_BREAKER_MIN_CALLS: '5' } },
+  );
+  let failed = 0;
+  for (let i = 0; i < 40; i++) {
+    const answer = await gql(gateway, TransactionDocument, { txRef: `NT-MIXED${i}` }, token);
+    if (i % 5 === 0) {
+      expect(codesOf(answer)).toEqual(['UPSTREAM_UNAVAILABLE']);
+      expect(answer.errors?.[0]?.message).not.toMatch(/circuit/);
+      failed += 1;
+    } else expect(dataOf(answer).transaction?.txRef).toBe(`NT-MIXED${i}`);
+  }
+  expect(failed).toBe(8);
+  expect(await metric(gateway, 'gateway_upstream_circuit_state', { upstream: 'payment' })).toBe(0);
+});
