@@ -172,6 +172,48 @@ function parseIso(text: string): string | undefined {
   return Number.isNaN(value) ? undefined : new Date(value).toISOString();
 }
 
+/** `00` … `99`. */
+const TWO_DIGITS = Array.from({ length: 100 }, (_, n) => (n < 10 ? `0${n}` : String(n)));
+/** The instants whose year has four digits (`toISOString` writes others with a sign). */
+const FOUR_DIGIT_YEARS_FROM = Date.UTC(1000, 0, 1);
+const FOUR_DIGIT_YEARS_TO = Date.UTC(9999, 11, 31, 23, 59, 59);
+
+/**
+ * `new Date(instant).toISOString()` for a whole second of a four-digit year, written from the
+ * civil date of its day number (the days-to-date conversion of the proleptic Gregorian calendar,
+ * in 400-year eras) with no Date made: several times per record, where a Date and its
+ * formatting took most of reading a time. Any other instant goes through Date.
+ */
+export function isoOfInstant(instant: number): string {
+  if (instant % 1000 !== 0 || instant < FOUR_DIGIT_YEARS_FROM || instant > FOUR_DIGIT_YEARS_TO) {
+    return new Date(instant).toISOString();
+  }
+  const seconds = instant / 1000;
+  const days = Math.floor(seconds / 86_400);
+  const ofDay = seconds - days * 86_400;
+  // Days since 0000-03-01, so that the leap day ends each year of the count.
+  const shifted = days + 719_468;
+  const era = Math.floor(shifted / 146_097);
+  const dayOfEra = shifted - era * 146_097;
+  const yearOfEra = Math.floor(
+    (dayOfEra -
+      Math.floor(dayOfEra / 1460) +
+      Math.floor(dayOfEra / 36_524) -
+      Math.floor(dayOfEra / 146_096)) /
+      365,
+  );
+  const dayOfYear =
+    dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100));
+  const monthFromMarch = Math.floor((5 * dayOfYear + 2) / 153);
+  const day = dayOfYear - Math.floor((153 * monthFromMarch + 2) / 5) + 1;
+  const month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9;
+  const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0);
+  const hour = Math.floor(ofDay / 3600);
+  const minute = Math.floor((ofDay - hour * 3600) / 60);
+  const second = ofDay - hour * 3600 - minute * 60;
+  return `${year}-${TWO_DIGITS[month]}-${TWO_DIGITS[day]}T${TWO_DIGITS[hour]}:${TWO_DIGITS[minute]}:${TWO_DIGITS[second]}.000Z`;
+}
+
 /** The number written by the ASCII digits `text[start..end)`, or -1 when one is not a digit. */
 function digitsAt(text: string, start: number, end: number): number {
   let value = 0;
@@ -261,7 +303,7 @@ export function parseUpstreamTime(
 ): string | undefined {
   const instant = form === 'payment' ? canonicalPayment(text, zone) : canonicalKyc(text, zone);
   if (instant === undefined) return parseWithPatterns(text, form, zone);
-  return Number.isNaN(instant) ? undefined : new Date(instant).toISOString();
+  return Number.isNaN(instant) ? undefined : isoOfInstant(instant);
 }
 
 /** {@link parseUpstreamTime} for any spelling its forms allow. */
@@ -301,5 +343,5 @@ function parseWithPatterns(text: string, form: UpstreamTimeForm, zone: string): 
       zone,
     );
   }
-  return instant === undefined ? undefined : new Date(instant).toISOString();
+  return instant === undefined ? undefined : isoOfInstant(instant);
 }

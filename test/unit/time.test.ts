@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseUpstreamTime } from '../../src/model/time.ts';
+import { isoOfInstant, parseUpstreamTime } from '../../src/model/time.ts';
 import { upstreamShapes } from '../../src/upstream/shapes.ts';
 
 describe('parseUpstreamTime: payment form', () => {
@@ -306,4 +306,39 @@ describe('parseUpstreamTime: every wall time of a year, in zones with unusual of
       else expect(repeated).toBeGreaterThan(0);
     },
   );
+});
+
+describe('isoOfInstant (times written without a Date)', () => {
+  it('writes every whole second as toISOString does, across four-digit years and their edges', () => {
+    let state = 20261127;
+    const random = () => {
+      // A linear congruential generator: reproducible cases.
+      state = (Math.imul(state, 1_103_515_245) + 12_345) >>> 0;
+      return state / 4_294_967_296;
+    };
+    const from = Date.UTC(1000, 0, 1);
+    const to = Date.UTC(9999, 11, 31, 23, 59, 59);
+    const instants = [
+      from,
+      to,
+      0,
+      Date.UTC(1600, 1, 29),
+      Date.UTC(1900, 1, 28, 23, 59, 59),
+      Date.UTC(2000, 1, 29, 12),
+      Date.UTC(2024, 11, 31, 23, 59, 59),
+      Date.UTC(2100, 2, 1),
+    ];
+    for (let i = 0; i < 50_000; i += 1) {
+      instants.push(from + Math.floor((random() * (to - from)) / 1000) * 1000);
+    }
+    for (const instant of instants) {
+      expect(isoOfInstant(instant), String(instant)).toBe(new Date(instant).toISOString());
+    }
+  });
+
+  it('leaves other instants to Date: milliseconds, and years of other than four digits', () => {
+    for (const instant of [1500, Date.UTC(999, 11, 31), Date.UTC(10_000, 0, 1), -1e15]) {
+      expect(isoOfInstant(instant)).toBe(new Date(instant).toISOString());
+    }
+  });
 });
