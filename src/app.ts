@@ -127,7 +127,7 @@ function upstreamObserver(
     attempt: ({ upstream, outcome, status, durationMs }) => {
       const labels = labelsOf(upstream, outcome);
       // Also the count of upstream calls (metrics.ts copies it from this histogram).
-      metrics.upstreamLatency.observe(labels, durationMs / 1000);
+      metrics.upstreamCall(labels, durationMs / 1000);
       if (outcome !== 'ok') logger.warn({ upstream, outcome, status }, 'upstream call failed');
     },
     retry: ({ upstream, delayMs, after }) => {
@@ -289,7 +289,7 @@ function logLedger(
  */
 function silenceMetrics(metrics: GatewayMetrics): void {
   const nothing = (): void => {};
-  Object.assign(metrics, { cacheEvent: nothing });
+  Object.assign(metrics, { cacheEvent: nothing, upstreamCall: nothing });
   for (const metric of Object.values(metrics)) {
     if (metric instanceof Counter || metric instanceof Gauge || metric instanceof Histogram) {
       Object.assign(metric, { inc: nothing, dec: nothing, set: nothing, observe: nothing });

@@ -24,6 +24,8 @@ const MISNAMED_DEFAULTS = [
 const UPSTREAM_LATENCY = 'gateway_upstream_request_duration_seconds';
 /** Its per-series count sample, as prom-client names it. */
 const UPSTREAM_LATENCY_COUNT = `${UPSTREAM_LATENCY}_count`;
+/** Upstream calls kept before they are observed without waiting for a read of the metrics. */
+const PENDING_CALLS = 1024;
 /** Distinct callers that must send a name before it gets a label of its own. */
 const CALLERS_FOR_LABEL = 3;
 /** A label unused this long gives its slot back (and its series are removed). */
@@ -103,13 +105,51 @@ export class GatewayMetrics {
     collect: () => this.#copyUpstreamCounts(),
   });
 
-  readonly upstreamLatency = new Histogram({
+  /** Observed through {@link upstreamCall}: read it (`get`, a scrape) for every call so far. */
+  readonly upstreamLatency: Histogram<'upstream' | 'outcome' | 'business'> = new Histogram({
     name: UPSTREAM_LATENCY,
     help: 'Duration of one HTTP call to an upstream.',
     labelNames: ['upstream', 'outcome', 'business'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
+    collect: () => this.#observeUpstreamCalls(),
   });
+
+  /** Upstream calls not yet observed by {@link upstreamLatency}: each one's labels and seconds. */
+  readonly #pendingCallLabels: Array<Readonly<Record<string, string>>> = [];
+  readonly #pendingCallSeconds: number[] = [];
+  #callsFlushScheduled = false;
+
+  /**
+   * One upstream call (every call has one), with labels made once per series: kept in two arrays
+   * and observed by the histogram when it is read, or soon after {@link PENDING_CALLS} have
+   * gathered. prom-client's observation, made for each call as it ended, took 1.5–3.5 µs between
+   * the other steps of a request; made in a loop, a fraction of that.
+   */
+  upstreamCall(labels: Readonly<Record<string, string>>, seconds: number): void {
+    const count = this.#pendingCallLabels.push(labels);
+    this.#pendingCallSeconds.push(seconds);
+    if (count >= PENDING_CALLS && !this.#callsFlushScheduled) {
+      this.#callsFlushScheduled = true;
+      setImmediate(() => this.#observeUpstreamCalls());
+    }
+  }
+
+  /** Upstream calls kept, not yet observed (bounded: see {@link upstreamCall}). */
+  get pendingUpstreamCalls(): number {
+    return this.#pendingCallLabels.length;
+  }
+
+  #observeUpstreamCalls(): void {
+    this.#callsFlushScheduled = false;
+    const labels = this.#pendingCallLabels;
+    const seconds = this.#pendingCallSeconds;
+    for (let i = 0; i < labels.length; i += 1) {
+      this.upstreamLatency.observe(labels[i] as Record<string, string>, seconds[i] as number);
+    }
+    labels.length = 0;
+    seconds.length = 0;
+  }
 
   readonly upstreamRetries = new Counter({
     name: 'gateway_upstream_retries_total',

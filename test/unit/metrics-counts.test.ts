@@ -11,8 +11,8 @@ describe('counts kept off the request path', () => {
   it('counts upstream calls as the latency histogram observes them, the same at every read', async () => {
     const metrics = new GatewayMetrics();
     const ok = { upstream: 'payment', outcome: 'ok' };
-    for (let i = 0; i < 3; i += 1) metrics.upstreamLatency.observe(ok, 0.01);
-    metrics.upstreamLatency.observe({ upstream: 'kyc', outcome: 'timeout' }, 5);
+    for (let i = 0; i < 3; i += 1) metrics.upstreamCall(ok, 0.01);
+    metrics.upstreamCall({ upstream: 'kyc', outcome: 'timeout' }, 5);
     const first = await metrics.registry.metrics();
     expect(
       sample(first, 'gateway_upstream_requests_total', 'upstream="payment",outcome="ok"'),
@@ -25,11 +25,37 @@ describe('counts kept off the request path', () => {
     expect(
       sample(second, 'gateway_upstream_requests_total', 'upstream="payment",outcome="ok"'),
     ).toBe(3);
-    metrics.upstreamLatency.observe(ok, 0.02);
+    metrics.upstreamCall(ok, 0.02);
     const third = await metrics.registry.metrics();
     expect(
       sample(third, 'gateway_upstream_requests_total', 'upstream="payment",outcome="ok"'),
     ).toBe(4);
+    // The histogram itself: every call in its count, sum and buckets, each once.
+    const latency = 'gateway_upstream_request_duration_seconds';
+    expect(sample(third, `${latency}_count`, 'upstream="payment",outcome="ok"')).toBe(4);
+    expect(sample(third, `${latency}_sum`, 'upstream="payment",outcome="ok"')).toBeCloseTo(0.05);
+    expect(sample(third, `${latency}_bucket`, 'le="0.01",upstream="payment",outcome="ok"')).toBe(3);
+    expect(sample(third, `${latency}_bucket`, 'le="0.025",upstream="payment",outcome="ok"')).toBe(
+      4,
+    );
+    expect(sample(third, `${latency}_bucket`, 'le="5",upstream="kyc",outcome="timeout"')).toBe(1);
+  });
+
+  it('observes upstream calls soon after a thousand have gathered, without a read', async () => {
+    const metrics = new GatewayMetrics();
+    const ok = { upstream: 'payment', outcome: 'ok' };
+    for (let i = 0; i < 1500; i += 1) metrics.upstreamCall(ok, 0.01);
+    expect(metrics.pendingUpstreamCalls).toBe(1500);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(metrics.pendingUpstreamCalls).toBe(0);
+    const text = await metrics.registry.metrics();
+    expect(
+      sample(
+        text,
+        'gateway_upstream_request_duration_seconds_count',
+        'upstream="payment",outcome="ok"',
+      ),
+    ).toBe(1500);
   });
 
   it('hands cache events to their counter when read, each once', async () => {
