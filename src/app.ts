@@ -289,7 +289,14 @@ function logLedger(
  */
 function silenceMetrics(metrics: GatewayMetrics): void {
   const nothing = (): void => {};
-  Object.assign(metrics, { cacheEvent: nothing, upstreamCall: nothing });
+  Object.assign(metrics, {
+    cacheEvent: nothing,
+    upstreamCall: nothing,
+    document: nothing,
+    observeDuration: nothing,
+    requestStarted: nothing,
+    requestEnded: nothing,
+  });
   for (const metric of Object.values(metrics)) {
     if (metric instanceof Counter || metric instanceof Gauge || metric instanceof Histogram) {
       Object.assign(metric, { inc: nothing, dec: nothing, set: nothing, observe: nothing });

@@ -117,7 +117,7 @@ export function createPipeline(deps: PipelineDeps) {
     parse: createParser(deps.hardening),
     rules: [...incrementalValidationRules(), ...extraValidationRules(deps.hardening)],
     maxBytes: deps.hardening.limits.documentCacheBytes,
-    observe: (outcome) => metrics.documents.inc({ outcome }),
+    observe: (outcome) => metrics.document(outcome),
   });
   metrics.documentCacheSize = () => documents.bytes;
   const resolveDocument = createDocumentResolver({

@@ -345,9 +345,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
     for (const [name, value] of PRIVATE_ANSWER_HEADERS) res.setHeader(name, value);
     const summary: RequestSummary = { id, codes: [] };
     const started = performance.now();
-    metrics.requestsInFlight.inc();
+    metrics.requestStarted();
     res.once('close', () => {
-      metrics.requestsInFlight.dec();
+      metrics.requestEnded();
       logRequest(deps, summary, res.statusCode, started, span, 'http');
     });
     // Upstream calls send the id on, and log lines written meanwhile carry it.

@@ -24,8 +24,8 @@ const MISNAMED_DEFAULTS = [
 const UPSTREAM_LATENCY = 'gateway_upstream_request_duration_seconds';
 /** Its per-series count sample, as prom-client names it. */
 const UPSTREAM_LATENCY_COUNT = `${UPSTREAM_LATENCY}_count`;
-/** Upstream calls kept before they are observed without waiting for a read of the metrics. */
-const PENDING_CALLS = 1024;
+/** Observations kept before they are made without waiting for a read of the metrics. */
+const PENDING_OBSERVATIONS = 1024;
 /** Distinct callers that must send a name before it gets a label of its own. */
 const CALLERS_FOR_LABEL = 3;
 /** A label unused this long gives its slot back (and its series are removed). */
@@ -37,6 +37,55 @@ const MAX_CANDIDATES = 2000;
 export type BusinessLabel = { readonly business?: string };
 /** No `business` label (one business, or a request refused before its business was known). */
 export const NO_BUSINESS: BusinessLabel = Object.freeze({});
+
+/**
+ * Observations of one histogram kept in two arrays (each one's label object, made once per
+ * series, and its value) and made by the histogram when it is read (its `collect`), or soon
+ * after {@link PENDING_OBSERVATIONS} have gathered. prom-client's observation, made for each
+ * request or call as it ended, took 1.5–3.5 µs between the other steps of a request; made in a
+ * loop, a fraction of that. A read sees every observation made before it.
+ */
+class PendingObservations<L extends string> {
+  readonly #histogram: () => Histogram<L>;
+  readonly #labels: Array<Readonly<Partial<Record<L, string>>>> = [];
+  readonly #values: number[] = [];
+  #scheduled = false;
+  readonly #flushSoon = (): void => this.flush();
+
+  /** `histogram`: the one observing them (asked when they are made). */
+  constructor(histogram: () => Histogram<L>) {
+    this.#histogram = histogram;
+  }
+
+  /** Observations kept, not yet made (bounded: see {@link add}). */
+  get size(): number {
+    return this.#labels.length;
+  }
+
+  add(labels: Readonly<Partial<Record<L, string>>>, value: number): void {
+    const count = this.#labels.push(labels);
+    this.#values.push(value);
+    if (count >= PENDING_OBSERVATIONS && !this.#scheduled) {
+      this.#scheduled = true;
+      setImmediate(this.#flushSoon);
+    }
+  }
+
+  flush(): void {
+    this.#scheduled = false;
+    const histogram = this.#histogram();
+    const labels = this.#labels;
+    const values = this.#values;
+    for (let i = 0; i < labels.length; i += 1) {
+      histogram.observe(labels[i] as Partial<Record<L, string>>, values[i] as number);
+    }
+    labels.length = 0;
+    values.length = 0;
+  }
+}
+
+/** The labels of a request's duration. */
+type DurationLabel = Readonly<{ operation_type: string } & BusinessLabel>;
 
 export class GatewayMetrics {
   readonly registry = new Registry();
@@ -68,14 +117,21 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
-  /** Queries and mutations (and requests refused before an operation was known: `none`). */
-  readonly requestDuration = new Histogram({
+  /**
+   * Queries and mutations (and requests refused before an operation was known: `none`),
+   * observed through {@link observeDuration}.
+   */
+  readonly requestDuration: Histogram<'operation_type' | 'business'> = new Histogram({
     name: 'gateway_graphql_request_duration_seconds',
     help: 'Time to answer a GraphQL query or mutation, by operation type (subscriptions apart).',
     labelNames: ['operation_type', 'business'] as const,
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
+    collect: () => this.#pendingDurations.flush(),
   });
+  readonly #pendingDurations = new PendingObservations(() => this.requestDuration);
+  /** The label objects of {@link requestDuration}, by business id ('' for none) and type. */
+  readonly #durationLabels = new Map<string, Map<string, DurationLabel>>();
 
   /** Subscriptions over HTTP (SSE, multipart) last as long as the client listens. */
   readonly subscriptionDuration = new Histogram({
@@ -86,11 +142,25 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
-  readonly requestsInFlight = new Gauge({
+  /** Requests received and not answered yet, counted by {@link requestStarted} and its end. */
+  #inFlight = 0;
+
+  readonly requestsInFlight: Gauge = new Gauge({
     name: 'gateway_graphql_requests_in_flight',
     help: 'GraphQL requests received and not answered yet (streams included).',
     registers: [this.registry],
+    collect: (): void => this.requestsInFlight.set(this.#inFlight),
   });
+
+  /** A request received (a plain count, set on the gauge when it is read). */
+  requestStarted(): void {
+    this.#inFlight += 1;
+  }
+
+  /** A request answered. */
+  requestEnded(): void {
+    this.#inFlight -= 1;
+  }
 
   /**
    * Every call is observed once, in {@link upstreamLatency}: this counter is that histogram's
@@ -112,43 +182,21 @@ export class GatewayMetrics {
     labelNames: ['upstream', 'outcome', 'business'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
-    collect: () => this.#observeUpstreamCalls(),
+    collect: () => this.#pendingCalls.flush(),
   });
-
-  /** Upstream calls not yet observed by {@link upstreamLatency}: each one's labels and seconds. */
-  readonly #pendingCallLabels: Array<Readonly<Record<string, string>>> = [];
-  readonly #pendingCallSeconds: number[] = [];
-  #callsFlushScheduled = false;
+  readonly #pendingCalls = new PendingObservations(() => this.upstreamLatency);
 
   /**
-   * One upstream call (every call has one), with labels made once per series: kept in two arrays
-   * and observed by the histogram when it is read, or soon after {@link PENDING_CALLS} have
-   * gathered. prom-client's observation, made for each call as it ended, took 1.5–3.5 µs between
-   * the other steps of a request; made in a loop, a fraction of that.
+   * One upstream call (every call has one), its labels made once per series by the caller: kept
+   * until the histogram is read (see PendingObservations).
    */
   upstreamCall(labels: Readonly<Record<string, string>>, seconds: number): void {
-    const count = this.#pendingCallLabels.push(labels);
-    this.#pendingCallSeconds.push(seconds);
-    if (count >= PENDING_CALLS && !this.#callsFlushScheduled) {
-      this.#callsFlushScheduled = true;
-      setImmediate(() => this.#observeUpstreamCalls());
-    }
+    this.#pendingCalls.add(labels, seconds);
   }
 
-  /** Upstream calls kept, not yet observed (bounded: see {@link upstreamCall}). */
+  /** Upstream calls kept, not yet observed (bounded: see PendingObservations). */
   get pendingUpstreamCalls(): number {
-    return this.#pendingCallLabels.length;
-  }
-
-  #observeUpstreamCalls(): void {
-    this.#callsFlushScheduled = false;
-    const labels = this.#pendingCallLabels;
-    const seconds = this.#pendingCallSeconds;
-    for (let i = 0; i < labels.length; i += 1) {
-      this.upstreamLatency.observe(labels[i] as Record<string, string>, seconds[i] as number);
-    }
-    labels.length = 0;
-    seconds.length = 0;
+    return this.#pendingCalls.size;
   }
 
   readonly upstreamRetries = new Counter({
@@ -224,12 +272,26 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
-  readonly documents = new Counter({
+  /** Documents by outcome since the counter was last read (see {@link document}). */
+  readonly #documentTally = new Map<string, number>();
+
+  readonly documents: Counter<'outcome'> = new Counter({
     name: 'gateway_documents_total',
     help: 'Documents prepared for execution: cached (reused), prepared (parsed and validated), refused.',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
+    collect: (): void => {
+      for (const [outcome, count] of this.#documentTally) {
+        if (count > 0) this.documents.inc({ outcome }, count);
+        this.#documentTally.set(outcome, 0);
+      }
+    },
   });
+
+  /** A document prepared, reused or refused (every request has one): a number added to. */
+  document(outcome: string): void {
+    this.#documentTally.set(outcome, (this.#documentTally.get(outcome) ?? 0) + 1);
+  }
 
   readonly unhandledRejections = new Counter({
     name: 'gateway_unhandled_rejections_total',
@@ -294,12 +356,24 @@ export class GatewayMetrics {
     business: BusinessLabel = NO_BUSINESS,
   ): void {
     if (operationType === 'subscription') this.subscriptionDuration.observe(business, seconds);
-    else {
-      this.requestDuration.observe(
-        { operation_type: operationType ?? 'none', ...business },
-        seconds,
-      );
+    else
+      this.#pendingDurations.add(this.#durationLabel(operationType ?? 'none', business), seconds);
+  }
+
+  /** The label object of a request's duration, made once per business and operation type. */
+  #durationLabel(operationType: string, business: BusinessLabel): DurationLabel {
+    const id = business.business ?? '';
+    let byType = this.#durationLabels.get(id);
+    if (!byType) {
+      byType = new Map();
+      this.#durationLabels.set(id, byType);
     }
+    let labels = byType.get(operationType);
+    if (!labels) {
+      labels = Object.freeze({ operation_type: operationType, ...business });
+      byType.set(operationType, labels);
+    }
+    return labels;
   }
 
   /** A business's upstream circuits, both closed (its clients are new: built or replaced). */
@@ -312,6 +386,7 @@ export class GatewayMetrics {
    * `business` label only ever holds the ids served now and the series do not pile up.
    */
   async forgetBusiness(business: string): Promise<void> {
+    this.#durationLabels.delete(business);
     const labelled = [
       this.graphqlRequests,
       this.graphqlErrors,

@@ -78,4 +78,44 @@ describe('counts kept off the request path', () => {
       3,
     );
   });
+
+  it('keeps documents, requests in flight and request durations off the request path, exact at every read', async () => {
+    const metrics = new GatewayMetrics();
+    metrics.document('cached');
+    metrics.document('cached');
+    metrics.document('prepared');
+    metrics.requestStarted();
+    metrics.requestStarted();
+    metrics.requestEnded();
+    metrics.observeDuration('query', 0.002);
+    metrics.observeDuration('query', 0.02, { business: 'shop-a' });
+    metrics.observeDuration(undefined, 0.5);
+    const first = await metrics.registry.metrics();
+    expect(sample(first, 'gateway_documents_total', 'outcome="cached"')).toBe(2);
+    expect(sample(first, 'gateway_documents_total', 'outcome="prepared"')).toBe(1);
+    const inFlight = first
+      .split('\n')
+      .find((l) => l.startsWith('gateway_graphql_requests_in_flight '));
+    expect(inFlight).toBe('gateway_graphql_requests_in_flight 1');
+    const duration = 'gateway_graphql_request_duration_seconds';
+    expect(sample(first, `${duration}_count`, 'operation_type="query"')).toBe(1);
+    expect(sample(first, `${duration}_count`, 'operation_type="query",business="shop-a"')).toBe(1);
+    expect(sample(first, `${duration}_bucket`, 'le="0.0025",operation_type="query"')).toBe(1);
+    expect(sample(first, `${duration}_count`, 'operation_type="none"')).toBe(1);
+    // Read again: nothing counted twice.
+    metrics.document('cached');
+    metrics.requestEnded();
+    const second = await metrics.registry.metrics();
+    expect(sample(second, 'gateway_documents_total', 'outcome="cached"')).toBe(3);
+    expect(sample(second, `${duration}_count`, 'operation_type="query"')).toBe(1);
+    expect(
+      second.split('\n').find((l) => l.startsWith('gateway_graphql_requests_in_flight ')),
+    ).toBe('gateway_graphql_requests_in_flight 0');
+    // A business no longer served: its series go, and come back only if it is observed again.
+    await metrics.forgetBusiness('shop-a');
+    const third = await metrics.registry.metrics();
+    expect(
+      sample(third, `${duration}_count`, 'operation_type="query",business="shop-a"'),
+    ).toBeUndefined();
+  });
 });
