@@ -293,6 +293,7 @@ function silenceMetrics(metrics: GatewayMetrics): void {
     cacheEvent: nothing,
     upstreamCall: nothing,
     document: nothing,
+    request: nothing,
     observeDuration: nothing,
     requestStarted: nothing,
     requestEnded: nothing,

@@ -192,7 +192,7 @@ function logRequest(
   // ended) do not bring back the series removed with it.
   const label =
     business === undefined || businesses.get(business) === undefined ? NO_BUSINESS : { business };
-  metrics.graphqlRequests.inc({ operation, outcome, ...label });
+  metrics.request(operation, outcome, label);
   metrics.observeDuration(summary.operationType, seconds, label);
   for (const code of summary.codes) metrics.graphqlErrors.inc({ operation, code, ...label });
   const context = span?.spanContext();

@@ -103,12 +103,47 @@ export class GatewayMetrics {
   /** Names seen from fewer than CALLERS_FOR_LABEL callers so far, with those callers. */
   readonly #candidates = new LRUCache<string, Set<string>>({ max: MAX_CANDIDATES });
 
-  readonly graphqlRequests = new Counter({
+  /** Requests since the counter was last read, by business id ('' for none), operation, outcome. */
+  #requestTally = new Map<string, Map<string, { ok: number; error: number }>>();
+
+  /** Counted through {@link request}. */
+  readonly graphqlRequests: Counter<'operation' | 'outcome' | 'business'> = new Counter({
     name: 'gateway_graphql_requests_total',
     help: 'GraphQL requests, by operation name and outcome (ok or error).',
     labelNames: ['operation', 'outcome', 'business'] as const,
     registers: [this.registry],
+    collect: (): void => {
+      const tally = this.#requestTally;
+      // Emptied, not zeroed: the series of operations and businesses gone since leave no entry.
+      this.#requestTally = new Map();
+      for (const [business, byOperation] of tally) {
+        const label = business === '' ? NO_BUSINESS : { business };
+        for (const [operation, { ok, error }] of byOperation) {
+          if (ok > 0) this.graphqlRequests.inc({ operation, outcome: 'ok', ...label }, ok);
+          if (error > 0) this.graphqlRequests.inc({ operation, outcome: 'error', ...label }, error);
+        }
+      }
+    },
   });
+
+  /**
+   * A request answered, under its operation's label (see {@link operationLabel}): numbers added
+   * to, handed to {@link graphqlRequests} when it is read.
+   */
+  request(operation: string, outcome: 'ok' | 'error', business: BusinessLabel = NO_BUSINESS): void {
+    const id = business.business ?? '';
+    let byOperation = this.#requestTally.get(id);
+    if (!byOperation) {
+      byOperation = new Map();
+      this.#requestTally.set(id, byOperation);
+    }
+    let counts = byOperation.get(operation);
+    if (!counts) {
+      counts = { ok: 0, error: 0 };
+      byOperation.set(operation, counts);
+    }
+    counts[outcome] += 1;
+  }
 
   readonly graphqlErrors = new Counter({
     name: 'gateway_graphql_errors_total',

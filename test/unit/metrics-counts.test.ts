@@ -118,4 +118,21 @@ describe('counts kept off the request path', () => {
       sample(third, `${duration}_count`, 'operation_type="query",business="shop-a"'),
     ).toBeUndefined();
   });
+
+  it('counts requests by operation, outcome and business when read, each once', async () => {
+    const metrics = new GatewayMetrics();
+    metrics.request('Tx', 'ok');
+    metrics.request('Tx', 'ok');
+    metrics.request('Tx', 'error');
+    metrics.request('Tx', 'ok', { business: 'shop-a' });
+    const name = 'gateway_graphql_requests_total';
+    const first = await metrics.registry.metrics();
+    expect(sample(first, name, 'operation="Tx",outcome="ok"')).toBe(2);
+    expect(sample(first, name, 'operation="Tx",outcome="error"')).toBe(1);
+    expect(sample(first, name, 'operation="Tx",outcome="ok",business="shop-a"')).toBe(1);
+    metrics.request('Tx', 'ok');
+    const second = await metrics.registry.metrics();
+    expect(sample(second, name, 'operation="Tx",outcome="ok"')).toBe(3);
+    expect(sample(second, name, 'operation="Tx",outcome="error"')).toBe(1);
+  });
 });
