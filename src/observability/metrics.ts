@@ -84,6 +84,16 @@ class PendingObservations<L extends string> {
   }
 }
 
+/** The map held under `key` in `outer`, made (empty) when first asked for. */
+function innerMap<K, V>(outer: Map<string, Map<K, V>>, key: string): Map<K, V> {
+  let inner = outer.get(key);
+  if (!inner) {
+    inner = new Map();
+    outer.set(key, inner);
+  }
+  return inner;
+}
+
 /** The labels of a request's duration. */
 type DurationLabel = Readonly<{ operation_type: string } & BusinessLabel>;
 
@@ -131,12 +141,7 @@ export class GatewayMetrics {
    * to, handed to {@link graphqlRequests} when it is read.
    */
   request(operation: string, outcome: 'ok' | 'error', business: BusinessLabel = NO_BUSINESS): void {
-    const id = business.business ?? '';
-    let byOperation = this.#requestTally.get(id);
-    if (!byOperation) {
-      byOperation = new Map();
-      this.#requestTally.set(id, byOperation);
-    }
+    const byOperation = innerMap(this.#requestTally, business.business ?? '');
     let counts = byOperation.get(operation);
     if (!counts) {
       counts = { ok: 0, error: 0 };
@@ -269,11 +274,7 @@ export class GatewayMetrics {
 
   /** One cache event (every lookup has one): a number added to, no prom-client work. */
   cacheEvent(kind: string, outcome: string): void {
-    let byOutcome = this.#cacheTally.get(kind);
-    if (!byOutcome) {
-      byOutcome = new Map();
-      this.#cacheTally.set(kind, byOutcome);
-    }
+    const byOutcome = innerMap(this.#cacheTally, kind);
     byOutcome.set(outcome, (byOutcome.get(outcome) ?? 0) + 1);
   }
 
@@ -397,12 +398,7 @@ export class GatewayMetrics {
 
   /** The label object of a request's duration, made once per business and operation type. */
   #durationLabel(operationType: string, business: BusinessLabel): DurationLabel {
-    const id = business.business ?? '';
-    let byType = this.#durationLabels.get(id);
-    if (!byType) {
-      byType = new Map();
-      this.#durationLabels.set(id, byType);
-    }
+    const byType = innerMap(this.#durationLabels, business.business ?? '');
     let labels = byType.get(operationType);
     if (!labels) {
       labels = Object.freeze({ operation_type: operationType, ...business });
