@@ -108,7 +108,7 @@ class FailedAnswer extends Error {
 }
 
 /** One read through {@link UpstreamHttp.get}, the same for each of its attempts. */
-interface Read {
+interface Read<T> {
   path: string;
   headers: Record<string, string>;
   /** See {@link UpstreamHttp.get}. */
@@ -117,6 +117,13 @@ interface Read {
   key: string;
   /** When its time budget runs out (`performance.now()` ms). */
   deadline: number;
+  /** What the read returns for its final answer (see {@link UpstreamHttp.get}). */
+  accept: (result: HttpResult) => T;
+  /**
+   * The current attempt was made with the circuit closed and is counted: its outcome goes into
+   * the breaker's window when it ends (see {@link UpstreamHttp} `#guarded`).
+   */
+  closedCount: boolean;
 }
 
 /** What an attempt that did not succeed leaves for the retry after it. */
@@ -304,19 +311,26 @@ export class UpstreamHttp {
    * has to wait in the bulkhead's queue or for a retry: aborted, the call leaves that queue when
    * its turn comes, or the retry is not made, and the read rejects with the signal's reason. A
    * call in flight runs to its end.
+   *
+   * `accept` turns the final answer into what the read returns (the client's reading of it):
+   * applied in the same step that ends the call, not in a step of its own; what it throws is
+   * the read's rejection (never a retry).
    */
-  get(
+  get<T>(
     path: string,
     headers: Record<string, string>,
+    accept: (result: HttpResult) => T,
     abandoned?: () => AbortSignal,
     key = path,
-  ): Promise<HttpResult> {
-    const read: Read = {
+  ): Promise<T> {
+    const read: Read<T> = {
       path,
       headers,
       abandoned,
       key,
       deadline: performance.now() + this.#policy.timeoutMs,
+      accept,
+      closedCount: false,
     };
     return this.#attempt(read, 1, undefined);
   }
@@ -327,11 +341,7 @@ export class UpstreamHttp {
    * calls end with their first attempt, and a suspended frame per call showed in allocation
    * profiles.
    */
-  #attempt(
-    read: Read,
-    attempt: number,
-    backoff: IBackoff<unknown> | undefined,
-  ): Promise<HttpResult> {
+  #attempt<T>(read: Read<T>, attempt: number, backoff: IBackoff<unknown> | undefined): Promise<T> {
     const { key, deadline } = read;
     const started = performance.now();
     const remaining = deadline - started;
@@ -339,21 +349,27 @@ export class UpstreamHttp {
       return Promise.reject(new UpstreamTimeoutError(this.name, this.#policy.timeoutMs));
     }
     const signal = this.#waitSignal(read.abandoned);
+    read.closedCount = false;
     let call: Promise<HttpResult>;
     try {
-      call = this.#guarded(read.path, read.headers, remaining, attempt, key, signal);
+      call = this.#guarded(read, remaining, attempt, signal);
     } catch (error) {
       call = Promise.reject(error);
     }
     return call.then(
-      (result) => this.#succeeded(result, key, started),
-      (error: unknown) =>
-        this.#retry(
+      (result) => {
+        if (read.closedCount) this.#sampling.success(CircuitState.Closed);
+        return read.accept(this.#succeeded(result, key, started));
+      },
+      (error: unknown) => {
+        if (read.closedCount) this.#countFailure(error);
+        return this.#retry(
           read,
           attempt,
           backoff,
           this.#failedAttempt(error, key, started, deadline, signal),
-        ),
+        );
+      },
     );
   }
 
@@ -382,13 +398,13 @@ export class UpstreamHttp {
    * After attempt `attempt` of `read` ended with `outcome`: returns its answer when final, else waits
    * (backoff or `Retry-After`) and makes the next attempt while attempts and the budget last.
    */
-  async #retry(
-    read: Read,
+  async #retry<T>(
+    read: Read<T>,
     attempt: number,
     previous: IBackoff<unknown> | undefined,
     outcome: Outcome,
-  ): Promise<HttpResult> {
-    if (outcome.kind === 'final') return outcome.result;
+  ): Promise<T> {
+    if (outcome.kind === 'final') return read.accept(outcome.result);
     const result = outcome.kind === 'retryable' ? outcome.result : undefined;
     const left = read.deadline - performance.now();
     const retryAfter = result ? parseRetryAfter(result.headers['retry-after']) : undefined;
@@ -396,8 +412,8 @@ export class UpstreamHttp {
       // Waiting would break the caller's budget: say when to come back instead.
       throw new UpstreamUnavailableError(this.name, 'rate limited by the upstream', retryAfter);
     }
-    const giveUp = (): never | HttpResult => {
-      if (result) return result;
+    const giveUp = (): T => {
+      if (result) return read.accept(result);
       throw new UpstreamUnavailableError(this.name, 'connection failed');
     };
     if (attempt >= this.#policy.maxAttempts) return giveUp();
@@ -418,26 +434,33 @@ export class UpstreamHttp {
   }
 
   /**
-   * One call through the bulkhead and the breaker. `signal` (given only when the call has to
-   * wait for a slot) drops it from the bulkhead's queue once it aborts.
+   * One call of `read` through the bulkhead and the breaker. `signal` (given only when the call
+   * has to wait for a slot) drops it from the bulkhead's queue once it aborts.
+   *
+   * With the circuit closed the call is made as it is, and `read.closedCount` says that its
+   * outcome is to be counted as the breaker's policy counts it when it ends (a success into the
+   * failure-rate window, a failure through the policy itself, which opens the circuit when the
+   * rate is reached; see {@link #attempt}): without the policy's three async steps around every
+   * call. A circuit that is not closed goes through the policy (refused while open, the trial
+   * call while half-open).
    */
-  #guarded(
-    path: string,
-    headers: Record<string, string>,
+  #guarded<T>(
+    read: Read<T>,
     remaining: number,
     attempt: number,
-    key: string,
     signal: AbortSignal | undefined,
   ): Promise<HttpResult> {
+    const { path, headers } = read;
     const call = () => this.#once(path, headers, remaining, attempt);
     if (this.#policy.benchNoBreakerOrBulkhead) return call();
-    const counted = !this.#failedRecently(key);
+    const counted = !this.#failedRecently(read.key);
     const guarded = () => {
       if (this.#breaker.state === CircuitState.Closed) {
         // Already counted in this window: not again.
-        return counted ? this.#closedCall(call()) : call();
+        read.closedCount = counted;
+        return call();
       }
-      // Never past a circuit that is not closed; the half-open trial goes through the policy.
+      // Never past a circuit that is not closed.
       if (!counted) throw new BrokenCircuitError('the circuit is not closed');
       return this.#breaker.execute(call);
     };
@@ -445,24 +468,13 @@ export class UpstreamHttp {
   }
 
   /**
-   * A call made while the circuit is closed, its outcome counted as the breaker's policy counts
-   * it (a success into the failure-rate window; a failure through the policy itself, which opens
-   * the circuit when the rate is reached) without the policy's three async steps around every
-   * call: a closed circuit runs the call as it is, and most calls succeed. Rejects with the call's
-   * own error.
+   * A failure of a call made while the circuit was closed, counted through the policy (which
+   * opens the circuit when the rate is reached). Opened meanwhile by other calls: already open,
+   * it is not counted again.
    */
-  #closedCall(running: Promise<HttpResult>): Promise<HttpResult> {
-    return running.then(
-      (result) => {
-        this.#sampling.success(CircuitState.Closed);
-        return result;
-      },
-      (error: unknown) => {
-        // Opened meanwhile by other calls: already open, this failure is not counted again.
-        if (this.#breaker.state !== CircuitState.Closed) throw error;
-        return this.#breaker.execute(() => Promise.reject(error));
-      },
-    );
+  #countFailure(error: unknown): void {
+    if (this.#breaker.state !== CircuitState.Closed) return;
+    this.#breaker.execute(() => Promise.reject(error)).catch(ignoreCounted);
   }
 
   /**
@@ -577,6 +589,9 @@ export class UpstreamHttp {
     await this.#pool.close();
   }
 }
+
+/** The failure a count through the policy rethrows: the read has its own copy of it. */
+function ignoreCounted(): void {}
 
 /** The conventions' `error.type` of a call that got no answer. */
 function failureType(error: Error): string {
