@@ -331,21 +331,23 @@ function staleOr<T>(kept: CachedEntry<T | null> | undefined, error: unknown): St
 export function createSources(deps: SourceDeps): RecordSources {
   const flights = new SingleFlight();
   const { cache, policy } = deps;
+  // Each record's fresh and kept seconds, one object per case (not one per record).
+  const finalTtl = { ttl: policy.ttlFinalSeconds, keep: policy.staleSeconds };
+  const pendingTtl = { ttl: policy.ttlPendingSeconds, keep: 0 };
+  const kycTtl = { ttl: policy.ttlKycSeconds, keep: 0 };
+  const notFoundTtl = { ttl: policy.ttlNotFoundSeconds, keep: 0 };
 
   const transactionKind: RecordKind<UpstreamTransaction> = {
     name: 'transaction',
     upstream: 'payment',
     fetch: (txRef, abandoned) => deps.payment.getTransaction(txRef, abandoned),
-    ttl: (record) =>
-      isFinalStatus(record.status)
-        ? { ttl: policy.ttlFinalSeconds, keep: policy.staleSeconds }
-        : { ttl: policy.ttlPendingSeconds, keep: 0 },
+    ttl: (record) => (isFinalStatus(record.status) ? finalTtl : pendingTtl),
   };
   const kycKind: RecordKind<UpstreamKycUser> = {
     name: 'kyc',
     upstream: 'kyc',
     fetch: (userRef, abandoned) => deps.kyc.getUser(userRef, abandoned),
-    ttl: () => ({ ttl: policy.ttlKycSeconds, keep: 0 }),
+    ttl: () => kycTtl,
   };
 
   /**
@@ -386,8 +388,7 @@ export function createSources(deps: SourceDeps): RecordSources {
     options: ReadOptions,
   ): T | null | Promise<T | null> {
     // An unknown reference is kept briefly: it may become known a moment later.
-    const { ttl, keep } =
-      record === null ? { ttl: policy.ttlNotFoundSeconds, keep: 0 } : kind.ttl(record);
+    const { ttl, keep } = record === null ? notFoundTtl : kind.ttl(record);
     const writing = cache.store<T | null>(kind.name, key, record, fetchedAt, ttl, keep);
     return settled(writing)
       ? afterWrite(kind, key, record, writing, options)
