@@ -172,8 +172,8 @@ function parseIso(text: string): string | undefined {
   return Number.isNaN(value) ? undefined : new Date(value).toISOString();
 }
 
-/** `00` … `99`. */
-const TWO_DIGITS = Array.from({ length: 100 }, (_, n) => (n < 10 ? `0${n}` : String(n)));
+/** The character code of the digit `n` (0–9). */
+const DIGIT_0 = 0x30;
 /** The instants whose year has four digits (`toISOString` writes others with a sign). */
 const FOUR_DIGIT_YEARS_FROM = Date.UTC(1000, 0, 1);
 const FOUR_DIGIT_YEARS_TO = Date.UTC(9999, 11, 31, 23, 59, 59);
@@ -211,7 +211,34 @@ export function isoOfInstant(instant: number): string {
   const hour = Math.floor(ofDay / 3600);
   const minute = Math.floor((ofDay - hour * 3600) / 60);
   const second = ofDay - hour * 3600 - minute * 60;
-  return `${year}-${TWO_DIGITS[month]}-${TWO_DIGITS[day]}T${TWO_DIGITS[hour]}:${TWO_DIGITS[minute]}:${TWO_DIGITS[second]}.000Z`;
+  // One flat string of its 24 characters: a template of its parts would be a tree of a dozen
+  // strings, kept so in the stored record and flattened again when the answer is written.
+  return String.fromCharCode(
+    DIGIT_0 + Math.floor(year / 1000),
+    DIGIT_0 + (Math.floor(year / 100) % 10),
+    DIGIT_0 + (Math.floor(year / 10) % 10),
+    DIGIT_0 + (year % 10),
+    0x2d /* - */,
+    DIGIT_0 + Math.floor(month / 10),
+    DIGIT_0 + (month % 10),
+    0x2d,
+    DIGIT_0 + Math.floor(day / 10),
+    DIGIT_0 + (day % 10),
+    0x54 /* T */,
+    DIGIT_0 + Math.floor(hour / 10),
+    DIGIT_0 + (hour % 10),
+    0x3a /* : */,
+    DIGIT_0 + Math.floor(minute / 10),
+    DIGIT_0 + (minute % 10),
+    0x3a,
+    DIGIT_0 + Math.floor(second / 10),
+    DIGIT_0 + (second % 10),
+    0x2e /* . */,
+    DIGIT_0,
+    DIGIT_0,
+    DIGIT_0,
+    0x5a /* Z */,
+  );
 }
 
 /** The number written by the ASCII digits `text[start..end)`, or -1 when one is not a digit. */
