@@ -1,0 +1,180 @@
+/**
+ * `npm run bench:compare -- --base <git ref>`: the gateway of this checkout against the gateway
+ * of another commit, in µs of CPU per request, both production processes started together and
+ * loaded at once on core 0 (the stub and the load generator on core 1), in rounds, so that
+ * whatever the machine's speed does during a round it does to both. Then the same with the two
+ * the other way round (which process starts first and is loaded by the first autocannon can
+ * favour it by a few per cent): a change is the mean of the two orders' medians.
+ *
+ * The other commit is checked out into a temporary worktree (this repository's `git worktree`,
+ * removed at the end) that uses this checkout's node_modules: compare commits with the same
+ * dependencies. Settings: `--scenario S1|S3|S4` (default S3), `--rounds N` (10), `--seconds S`
+ * (3 per round, after 8 s of warm-up), `--connections N` (16 each), `--auth on|off` (on).
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import {
+  benchToken,
+  cpuSeconds,
+  GATEWAY_PORT,
+  gatewayEnv,
+  JSON_PORT,
+  load,
+  pinSelf,
+  ROOT,
+  type Started,
+  startNode,
+  stopAllNow,
+} from './lib.ts';
+import {
+  BENCH_JWT_SECRET,
+  type GraphQLBody,
+  kycUserBody,
+  transactionBody,
+  transactionsBody,
+} from './queries.ts';
+
+const { values: argv } = parseArgs({
+  options: {
+    base: { type: 'string' },
+    scenario: { type: 'string', default: 'S3' },
+    rounds: { type: 'string', default: '10' },
+    seconds: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '16' },
+    auth: { type: 'string', default: 'on' },
+  },
+});
+if (argv.base === undefined) {
+  console.error('usage: npm run bench:compare -- --base <git ref> [--scenario S1|S3|S4] …');
+  process.exit(2);
+}
+const SCENARIO = argv.scenario;
+if (!['S1', 'S3', 'S4'].includes(SCENARIO)) {
+  console.error('--scenario is S1, S3 or S4');
+  process.exit(2);
+}
+const ROUNDS = Number(argv.rounds);
+const SECONDS = Number(argv.seconds);
+const CONNECTIONS = Number(argv.connections);
+const AUTH = argv.auth !== 'off';
+const WARMUP_S = 8;
+
+/** A new record per request (no cache hits), told apart by `tag` between the two processes. */
+function bodies(tag: string): () => GraphQLBody {
+  let n = 0;
+  return () => {
+    n += 1;
+    if (SCENARIO === 'S1') return transactionBody(`NT-CMP${tag}${n}`);
+    if (SCENARIO === 'S4') return kycUserBody(`cmp-${tag}-${n}`);
+    return transactionsBody(Array.from({ length: 20 }, (_, i) => `NT-CMP${tag}${n}x${i}`));
+  };
+}
+
+const base = mkdtempSync(join(tmpdir(), 'bench-compare-'));
+const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, stdio: 'pipe' });
+git('worktree', 'add', '--detach', base, argv.base);
+symlinkSync(join(ROOT, 'node_modules'), join(base, 'node_modules'));
+const baseCommit = git('rev-parse', '--short', argv.base).toString().trim();
+const headCommit = git('rev-parse', '--short', 'HEAD').toString().trim();
+const dirty = git('status', '--porcelain', '--untracked-files=no').toString().trim() !== '';
+
+pinSelf(1);
+const stub = await startNode({
+  name: 'compare-stub',
+  script: 'bench/upstream-stub.ts',
+  env: { STUB_PORT: '0' },
+  core: 1,
+  portPattern: JSON_PORT,
+});
+const token = await benchToken();
+const headers = {
+  accept: 'application/graphql-response+json',
+  ...(AUTH && { authorization: `Bearer ${token}` }),
+};
+
+function gateway(root: string, name: string): Promise<Started> {
+  return startNode({
+    name,
+    script: join(root, 'src/main.ts'),
+    env: gatewayEnv(
+      stub.port,
+      AUTH ? { AUTH_JWT_SECRET: BENCH_JWT_SECRET } : { AUTH_DISABLED: 'true' },
+    ),
+    core: 0,
+    portPattern: GATEWAY_PORT,
+    timeoutMs: 30_000,
+  });
+}
+
+/** One process loaded for `seconds`: µs of CPU per request answered, and its errors. */
+async function measure(target: Started, body: () => GraphQLBody, seconds: number) {
+  const before = cpuSeconds(target.pid);
+  const result = await load({
+    url: `http://127.0.0.1:${target.port}/graphql`,
+    connections: CONNECTIONS,
+    durationS: seconds,
+    headers,
+    body,
+  });
+  return {
+    cpuUs: ((cpuSeconds(target.pid) - before) * 1e6) / result.requests,
+    rps: result.rps,
+    errors: result.non2xx + result.errors + result.graphqlErrors + result.timeouts,
+  };
+}
+
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+};
+
+/** Both processes started together, `first` first; each round's ratio this checkout ÷ the base. */
+async function order(first: 'head' | 'base'): Promise<number> {
+  const roots = first === 'head' ? [ROOT, base] : [base, ROOT];
+  const one = await gateway(roots[0] as string, `compare-${first}`);
+  const two = await gateway(roots[1] as string, `compare-${first === 'head' ? 'base' : 'head'}`);
+  const [head, other] = first === 'head' ? [one, two] : [two, one];
+  const headBody = bodies(`h${first}`);
+  const baseBody = bodies(`b${first}`);
+  await Promise.all([measure(head, headBody, WARMUP_S), measure(other, baseBody, WARMUP_S)]);
+  const ratios: number[] = [];
+  for (let round = 1; round <= ROUNDS; round += 1) {
+    const [h, b] = await Promise.all([
+      measure(head, headBody, SECONDS),
+      measure(other, baseBody, SECONDS),
+    ]);
+    ratios.push(h.cpuUs / b.cpuUs);
+    console.log(
+      `  round ${round}: this checkout ${h.cpuUs.toFixed(0)} µs/request (${h.rps.toFixed(0)} req/s, ${h.errors} errors), ${baseCommit} ${b.cpuUs.toFixed(0)} µs/request (${b.rps.toFixed(0)} req/s, ${b.errors} errors)`,
+    );
+  }
+  await Promise.all([one.stop(), two.stop()]);
+  const result = median(ratios);
+  console.log(
+    `  ${first} started first: this checkout ÷ ${baseCommit}, median ${result.toFixed(3)}`,
+  );
+  return result;
+}
+
+try {
+  console.log(
+    `${SCENARIO}, auth ${AUTH ? 'on' : 'off'}, ${CONNECTIONS} connections each, ${ROUNDS} rounds of ${SECONDS} s: ${headCommit}${dirty ? ' (with uncommitted changes)' : ''} against ${baseCommit}`,
+  );
+  const headFirst = await order('head');
+  const baseFirst = await order('base');
+  const mean = (headFirst + baseFirst) / 2;
+  console.log(
+    `µs of CPU per request, this checkout ÷ ${baseCommit}: ${mean.toFixed(3)} (${((mean - 1) * 100).toFixed(1)} %; the two orders: ${headFirst.toFixed(3)}, ${baseFirst.toFixed(3)})`,
+  );
+} finally {
+  await stub.stop();
+  stopAllNow();
+  git('worktree', 'remove', '--force', base);
+  rmSync(base, { recursive: true, force: true });
+}
