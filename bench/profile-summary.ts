@@ -236,7 +236,12 @@ export const FEATURE_FRAMES: ReadonlyArray<{
   {
     name: 'breaker and bulkhead',
     leaf: false,
-    matches: (f) => f.url.includes('/node_modules/cockatiel/'),
+    // cockatiel, and the HTTP layer's own steps around it (a closed circuit's calls skip the
+    // policy; their outcome is counted by `#countFailure` and the window's `success`).
+    matches: (f) =>
+      f.url.includes('/node_modules/cockatiel/') ||
+      (f.url.endsWith('/src/upstream/http.ts') &&
+        ['#guarded', 'guarded', '#countFailure'].includes(f.functionName)),
   },
   {
     name: 'single flight (in process)',
