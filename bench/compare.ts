@@ -32,9 +32,8 @@ import {
 import {
   BENCH_JWT_SECRET,
   type GraphQLBody,
-  kycUserBody,
-  transactionBody,
-  transactionsBody,
+  type NewRecordScenario,
+  newRecordsBody,
 } from './queries.ts';
 
 const { values: argv } = parseArgs({
@@ -51,7 +50,7 @@ if (argv.base === undefined) {
   console.error('usage: npm run bench:compare -- --base <git ref> [--scenario S1|S3|S4] …');
   process.exit(2);
 }
-const SCENARIO = argv.scenario;
+const SCENARIO = argv.scenario as NewRecordScenario;
 if (!['S1', 'S3', 'S4'].includes(SCENARIO)) {
   console.error('--scenario is S1, S3 or S4');
   process.exit(2);
@@ -62,14 +61,12 @@ const CONNECTIONS = Number(argv.connections);
 const AUTH = argv.auth !== 'off';
 const WARMUP_S = 8;
 
-/** A new record per request (no cache hits), told apart by `tag` between the two processes. */
+/** New records on every request (no cache hits), told apart by `tag` between the processes. */
 function bodies(tag: string): () => GraphQLBody {
   let n = 0;
   return () => {
     n += 1;
-    if (SCENARIO === 'S1') return transactionBody(`NT-CMP${tag}${n}`);
-    if (SCENARIO === 'S4') return kycUserBody(`cmp-${tag}-${n}`);
-    return transactionsBody(Array.from({ length: 20 }, (_, i) => `NT-CMP${tag}${n}x${i}`));
+    return newRecordsBody(SCENARIO, `CMP${tag}`, n);
   };
 }
 

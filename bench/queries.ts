@@ -85,3 +85,17 @@ export function transactionsBody(txRefs: string[]): GraphQLBody {
 export function kycUserBody(userRef: string): GraphQLBody {
   return { query: KYC_USER_QUERY, variables: { userRef } };
 }
+
+/** The scenarios whose every request reads new records (no cache hit). */
+export type NewRecordScenario = 'S1' | 'S3' | 'S4';
+
+/**
+ * Request `n` of a scenario that reads new records: S1 one transaction, S3 twenty, S4 one KYC
+ * user of 3 levels × 3 checks. `tag` (letters and digits only: `NT-` references allow nothing
+ * else) keeps apart the references of loads that must not share records.
+ */
+export function newRecordsBody(scenario: NewRecordScenario, tag: string, n: number): GraphQLBody {
+  if (scenario === 'S1') return transactionBody(`NT-GEN${tag}${n}`);
+  if (scenario === 'S4') return kycUserBody(`usrbench${tag}${n}`);
+  return transactionsBody(Array.from({ length: 20 }, (_, i) => `NT-GEN${tag}${n}x${i}`));
+}

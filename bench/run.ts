@@ -106,6 +106,7 @@ import {
   BENCH_JWT_SECRET,
   type GraphQLBody,
   kycUserBody,
+  newRecordsBody,
   transactionBody,
   transactionsBody,
 } from './queries.ts';
@@ -269,7 +270,7 @@ const SCENARIOS: Scenario[] = [
     id: 'S1',
     title: '`transaction`, a new txRef per request (cache miss, 1 upstream call)',
     expectedCalls: 1,
-    body: (raw) => () => transactionBody(`NT-GEN${clean(raw)}${next()}`),
+    body: (raw) => () => newRecordsBody('S1', clean(raw), next()),
     check: (raw) => transactionBody(`NT-GENCHECK${clean(raw)}`),
     referencePath: '/graphql',
   },
@@ -285,10 +286,7 @@ const SCENARIOS: Scenario[] = [
     id: 'S3',
     title: '`transactions` with 20 new txRefs per request (20 upstream calls)',
     expectedCalls: 20,
-    body: (raw) => () => {
-      const n = next();
-      return transactionsBody(Array.from({ length: 20 }, (_, i) => `NT-GEN${clean(raw)}${n}x${i}`));
-    },
+    body: (raw) => () => newRecordsBody('S3', clean(raw), next()),
     check: (raw) =>
       transactionsBody(Array.from({ length: 20 }, (_, i) => `NT-GENCHECK${clean(raw)}x${i}`)),
     referencePath: '/graphql',
@@ -297,7 +295,7 @@ const SCENARIOS: Scenario[] = [
     id: 'S4',
     title: '`kycUser`, 3 levels × 3 checks, a new user per request (1 upstream call)',
     expectedCalls: 1,
-    body: (raw) => () => kycUserBody(`usrbench${clean(raw)}${next()}`),
+    body: (raw) => () => newRecordsBody('S4', clean(raw), next()),
     check: (raw) => kycUserBody(`usrcheck${clean(raw)}`),
     referencePath: '/graphql',
   },
