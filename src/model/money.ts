@@ -56,6 +56,11 @@ function pow10(exponent: number): bigint {
 const DOUBLE_POWERS = Array.from({ length: 23 }, (_, exponent) => 10 ** exponent);
 const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
 
+/** Whether a BigInt is a safe integer: `Number` gives it exactly. */
+function isSafe(value: bigint): boolean {
+  return value <= MAX_EXACT && value >= -MAX_EXACT;
+}
+
 /** Where the run of ASCII digits starting at `start` ends. */
 function digitsEnd(text: string, start: number): number {
   let i = start;
@@ -148,8 +153,7 @@ export function formatDecimal({ unscaled, scale }: Decimal, minDigits: number): 
   // each zero dropped.
   const negative = unscaled < 0n;
   // A safe integer's digits from a double: the same text, without a negated BigInt.
-  const safe = unscaled <= MAX_EXACT && unscaled >= -MAX_EXACT;
-  let digits = safe
+  let digits = isSafe(unscaled)
     ? String(Math.abs(Number(unscaled)))
     : (negative ? -unscaled : unscaled).toString();
   let places = scale;
@@ -207,7 +211,7 @@ export function toMoney(amount: Decimal, currency: string): Money {
  */
 function minorText(amount: Decimal, minorUnits: number): string {
   const { unscaled, scale } = amount;
-  if (scale <= minorUnits && unscaled <= MAX_EXACT && unscaled >= -MAX_EXACT) {
+  if (scale <= minorUnits && isSafe(unscaled)) {
     const power = DOUBLE_POWERS[minorUnits - scale];
     if (power !== undefined) {
       const minor = Number(unscaled) * power;
@@ -225,12 +229,7 @@ function minorText(amount: Decimal, minorUnits: number): string {
 export function toRoundedNumber(amount: Decimal, minorUnits: number): number {
   const { unscaled, scale } = amount;
   const power = DOUBLE_POWERS[scale];
-  if (
-    scale <= minorUnits &&
-    power !== undefined &&
-    unscaled <= MAX_EXACT &&
-    unscaled >= -MAX_EXACT
-  ) {
+  if (scale <= minorUnits && power !== undefined && isSafe(unscaled)) {
     // Nothing to round, and both exact as doubles: their quotient is the double nearest to the
     // decimal (the one below, from the same rational), without a BigInt made on the way.
     const exact = Number(unscaled) / power;
@@ -240,7 +239,7 @@ export function toRoundedNumber(amount: Decimal, minorUnits: number): number {
   const minorPower = DOUBLE_POWERS[minorUnits];
   // Both exact as doubles: their quotient, rounded once as every IEEE division is, is the double
   // nearest to the rational, the one Number reads from its text below.
-  const exact = minorPower !== undefined && minor <= MAX_EXACT && minor >= -MAX_EXACT;
+  const exact = minorPower !== undefined && isSafe(minor);
   // Otherwise the whole number of minor units with its exponent: the same rational as the
   // decimal written out, so Number reads the same double from it, without writing it out first.
   const rounded = exact ? Number(minor) / minorPower : Number(`${minor}e-${minorUnits}`);

@@ -172,7 +172,7 @@ function parseIso(text: string): string | undefined {
   return Number.isNaN(value) ? undefined : new Date(value).toISOString();
 }
 
-/** The character code of the digit `n` (0–9). */
+/** The character code of `0` (that of the digit n is DIGIT_0 + n). */
 const DIGIT_0 = 0x30;
 /** The instants whose year has four digits (`toISOString` writes others with a sign). */
 const FOUR_DIGIT_YEARS_FROM = Date.UTC(1000, 0, 1);

@@ -46,14 +46,14 @@ export const NO_BUSINESS: BusinessLabel = Object.freeze({});
  * loop, a fraction of that. A read sees every observation made before it.
  */
 class PendingObservations<L extends string> {
-  readonly #histogram: () => Histogram<L>;
+  readonly #histogram: Histogram<L>;
   readonly #labels: Array<Readonly<Partial<Record<L, string>>>> = [];
   readonly #values: number[] = [];
   #scheduled = false;
   readonly #flushSoon = (): void => this.flush();
 
-  /** `histogram`: the one observing them (asked when they are made). */
-  constructor(histogram: () => Histogram<L>) {
+  /** `histogram`: the one that makes them. */
+  constructor(histogram: Histogram<L>) {
     this.#histogram = histogram;
   }
 
@@ -73,7 +73,7 @@ class PendingObservations<L extends string> {
 
   flush(): void {
     this.#scheduled = false;
-    const histogram = this.#histogram();
+    const histogram = this.#histogram;
     const labels = this.#labels;
     const values = this.#values;
     for (let i = 0; i < labels.length; i += 1) {
@@ -169,7 +169,7 @@ export class GatewayMetrics {
     registers: [this.registry],
     collect: () => this.#pendingDurations.flush(),
   });
-  readonly #pendingDurations = new PendingObservations(() => this.requestDuration);
+  readonly #pendingDurations = new PendingObservations(this.requestDuration);
   /** The label objects of {@link requestDuration}, by business id ('' for none) and type. */
   readonly #durationLabels = new Map<string, Map<string, DurationLabel>>();
 
@@ -224,7 +224,7 @@ export class GatewayMetrics {
     registers: [this.registry],
     collect: () => this.#pendingCalls.flush(),
   });
-  readonly #pendingCalls = new PendingObservations(() => this.upstreamLatency);
+  readonly #pendingCalls = new PendingObservations(this.upstreamLatency);
 
   /**
    * One upstream call (every call has one), its labels made once per series by the caller: kept

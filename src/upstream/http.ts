@@ -107,7 +107,10 @@ class FailedAnswer extends Error {
   }
 }
 
-/** One read through {@link UpstreamHttp.get}, the same for each of its attempts. */
+/**
+ * One read through {@link UpstreamHttp.get}: the same for each of its attempts but
+ * `closedCount`, which is the current attempt's.
+ */
 interface Read<T> {
   path: string;
   headers: Record<string, string>;
