@@ -15,11 +15,11 @@ export interface Decimal {
 /** An amount in one currency, as the schema's `Money` type returns it (plain JSON data). */
 export interface Money {
   /** The exact decimal, written with at least the currency's minor digits. */
-  amount: string;
-  currency: string;
-  minorUnits: number;
+  readonly amount: string;
+  readonly currency: string;
+  readonly minorUnits: number;
   /** The amount in minor units, rounded half away from zero, as a whole number in text. */
-  amountMinor: string;
+  readonly amountMinor: string;
 }
 
 /**

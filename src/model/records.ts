@@ -14,10 +14,11 @@ export const TX_REF = /^NT-[A-Za-z0-9]{1,64}$/;
 
 /** A value the upstream sent that the gateway cannot read with certainty. */
 export interface Unreadable {
-  unreadable: true;
+  readonly unreadable: true;
 }
 
-export const UNREADABLE: Unreadable = { unreadable: true };
+// Frozen: one object shared by every record that holds it.
+export const UNREADABLE: Unreadable = Object.freeze({ unreadable: true });
 
 export function isUnreadable(value: unknown): value is Unreadable {
   return typeof value === 'object' && value !== null && 'unreadable' in value;
@@ -27,76 +28,76 @@ export function isUnreadable(value: unknown): value is Unreadable {
 export type UpstreamTime = string | null | Unreadable;
 
 export interface UpstreamCustomer {
-  fullName: string | null;
-  email: string | null;
-  phone: string | null;
-  joinedAt: UpstreamTime;
+  readonly fullName: string | null;
+  readonly email: string | null;
+  readonly phone: string | null;
+  readonly joinedAt: UpstreamTime;
 }
 
 export interface UpstreamCard {
   /** At most the six leading digits. */
-  first6: string | null;
+  readonly first6: string | null;
   /** At most the four trailing digits. */
-  last4: string | null;
-  expiry: string | null;
-  expiryMonth: number | null;
+  readonly last4: string | null;
+  readonly expiry: string | null;
+  readonly expiryMonth: number | null;
   /** Four digits. */
-  expiryYear: number | null;
-  cardType: string | null;
-  masked: string | null;
+  readonly expiryYear: number | null;
+  readonly cardType: string | null;
+  readonly masked: string | null;
 }
 
 /** One transaction record, with the reference it was asked by. */
 export interface UpstreamTransaction {
-  txRef: string;
-  event: string | null;
-  status: TransactionStatus;
+  readonly txRef: string;
+  readonly event: string | null;
+  readonly status: TransactionStatus;
   /** `txStatus` verbatim. */
-  rawStatus: string;
-  succeeded: boolean;
+  readonly rawStatus: string;
+  readonly succeeded: boolean;
   /** Rounded to the currency's minor unit. */
-  amount: number | null;
-  appFee: number | null;
-  merchantFee: number | null;
+  readonly amount: number | null;
+  readonly appFee: number | null;
+  readonly merchantFee: number | null;
   /** Unreadable when there is an amount but no currency to state it in. */
-  amountMoney: Money | Unreadable | null;
-  appFeeMoney: Money | Unreadable | null;
-  merchantFeeMoney: Money | Unreadable | null;
+  readonly amountMoney: Money | Unreadable | null;
+  readonly appFeeMoney: Money | Unreadable | null;
+  readonly merchantFeeMoney: Money | Unreadable | null;
   /** Trimmed, in capitals; `null` when missing (the `currency` field then fails). */
-  currency: string | null;
-  checkoutPoint: string | null;
-  paymentRef: string | null;
-  merchantRef: string | null;
-  paymentChannel: string | null;
-  deviceFingerprint: string | null;
-  message: string | null;
-  timestamp: UpstreamTime;
-  customer: UpstreamCustomer | null;
-  card: UpstreamCard | null;
+  readonly currency: string | null;
+  readonly checkoutPoint: string | null;
+  readonly paymentRef: string | null;
+  readonly merchantRef: string | null;
+  readonly paymentChannel: string | null;
+  readonly deviceFingerprint: string | null;
+  readonly message: string | null;
+  readonly timestamp: UpstreamTime;
+  readonly customer: UpstreamCustomer | null;
+  readonly card: UpstreamCard | null;
 }
 
 export interface UpstreamKycCheck {
-  name: string;
-  passed: boolean;
-  query: unknown;
-  result: unknown;
-  createdAt: UpstreamTime;
-  updatedAt: UpstreamTime;
+  readonly name: string;
+  readonly passed: boolean;
+  readonly query: unknown;
+  readonly result: unknown;
+  readonly createdAt: UpstreamTime;
+  readonly updatedAt: UpstreamTime;
 }
 
 export interface UpstreamKycLevel {
-  level: number;
-  name: string | null;
-  slug: string;
-  verified: boolean;
-  checks: UpstreamKycCheck[];
+  readonly level: number;
+  readonly name: string | null;
+  readonly slug: string;
+  readonly verified: boolean;
+  readonly checks: ReadonlyArray<UpstreamKycCheck>;
 }
 
 /** One KYC record; `userRef` is the reference asked by when the upstream leaves it out. */
 export interface UpstreamKycUser {
-  userRef: string;
-  name: string | null;
-  verified: boolean;
-  level: number;
-  levels: UpstreamKycLevel[];
+  readonly userRef: string;
+  readonly name: string | null;
+  readonly verified: boolean;
+  readonly level: number;
+  readonly levels: ReadonlyArray<UpstreamKycLevel>;
 }
