@@ -327,6 +327,8 @@ export function gatewayEnv(
     // Production refuses AUTH_DISABLED: the runs without authentication are production in all
     // but name (GraphiQL and introspection off, as there).
     NODE_ENV: extra.AUTH_DISABLED === 'true' ? 'development' : 'production',
+    // Development's guard that freezes every cached record, off as in production.
+    CACHE_FREEZE_RECORDS: 'false',
     // Production logs one line per request; BENCH_LOG_LEVEL=warn measures without them.
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
     // BENCH_OTEL_ENDPOINT=http://127.0.0.1:<port> measures with traces exported there.

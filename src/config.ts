@@ -62,6 +62,8 @@ export interface CacheConfig {
   maxEntries: number;
   /** Most (estimated) heap bytes of records the in-process store holds. */
   maxBytes: number;
+  /** Whether the in-process store freezes each record it stores (on except in production). */
+  freeze: boolean;
   /**
    * Seconds a final transaction is kept past its TTL, to be served (marked stale) only when the
    * payment service is down. 0 turns stale serving off.
@@ -559,6 +561,7 @@ export function loadConfig(env: Env): GatewayConfig {
       ttlNotFoundSeconds: readSetting(env, 'CACHE_TTL_NOT_FOUND_SECONDS'),
       maxEntries: readSetting(env, 'CACHE_MAX_ENTRIES'),
       maxBytes: readSetting(env, 'CACHE_MAX_BYTES'),
+      freeze: readSetting(env, 'CACHE_FREEZE_RECORDS') ?? !production,
       staleSeconds: readSetting(env, 'CACHE_STALE_SECONDS'),
       connectTimeoutMs: readSetting(env, 'CACHE_CONNECT_TIMEOUT_MS'),
       commandTimeoutMs: readSetting(env, 'CACHE_COMMAND_TIMEOUT_MS'),

@@ -308,6 +308,7 @@ describe('loadConfig: numbers, zone and cache', () => {
       ttlNotFoundSeconds: 5,
       maxEntries: 1000,
       maxBytes: 1_048_576,
+      freeze: true,
       staleSeconds: 120,
       connectTimeoutMs: 2000,
       commandTimeoutMs: 250,
@@ -344,6 +345,18 @@ describe('loadConfig: numbers, zone and cache', () => {
     expect(configError({ CACHE_TTL_KYC_SECONDS: '-1' }).variable).toBe('CACHE_TTL_KYC_SECONDS');
     expect(configError({ CACHE_TTL_FINAL_SECONDS: 'day' }).variable).toBe(
       'CACHE_TTL_FINAL_SECONDS',
+    );
+  });
+
+  it('freezes cached records except in production, unless told', () => {
+    expect(loadConfig(fullEnv()).cache.freeze).toBe(true);
+    expect(loadConfig(fullEnv({ NODE_ENV: 'production' })).cache.freeze).toBe(false);
+    expect(
+      loadConfig(fullEnv({ NODE_ENV: 'production', CACHE_FREEZE_RECORDS: 'true' })).cache.freeze,
+    ).toBe(true);
+    expect(loadConfig(fullEnv({ CACHE_FREEZE_RECORDS: 'false' })).cache.freeze).toBe(false);
+    expect(configError({ CACHE_FREEZE_RECORDS: 'sometimes' }).variable).toBe(
+      'CACHE_FREEZE_RECORDS',
     );
   });
 
