@@ -8,8 +8,11 @@
  *
  * The other commit is checked out into a temporary worktree (this repository's `git worktree`,
  * removed at the end) that uses this checkout's node_modules: compare commits with the same
- * dependencies. Settings: `--scenario S1|S3|S4` (default S3), `--rounds N` (10), `--seconds S`
- * (3 per round, after 8 s of warm-up), `--connections N` (16 each), `--auth on|off` (on).
+ * dependencies. `--peer mercurius-prod` (or `apollo`, `mercurius`) instead of `--base`: the
+ * gateway against that peer of bench/peers/, started as the tables start it, the same way (a
+ * ratio below 1 is the gateway taking less CPU per request than the peer). Settings: `--scenario
+ * S1|S3|S4` (default S3), `--rounds N` (10), `--seconds S` (3 per round, after 8 s of warm-up),
+ * `--connections N` (16 each), `--auth on|off` (on).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
@@ -23,9 +26,11 @@ import {
   gatewayEnv,
   JSON_PORT,
   load,
+  peerEnv,
   pinSelf,
   ROOT,
   type Started,
+  setupPeers,
   startNode,
   stopAllNow,
 } from './lib.ts';
@@ -39,6 +44,7 @@ import {
 const { values: argv } = parseArgs({
   options: {
     base: { type: 'string' },
+    peer: { type: 'string' },
     scenario: { type: 'string', default: 'S3' },
     rounds: { type: 'string', default: '10' },
     seconds: { type: 'string', default: '3' },
@@ -46,8 +52,15 @@ const { values: argv } = parseArgs({
     auth: { type: 'string', default: 'on' },
   },
 });
-if (argv.base === undefined) {
-  console.error('usage: npm run bench:compare -- --base <git ref> [--scenario S1|S3|S4] …');
+const PEERS = ['mercurius-prod', 'apollo', 'mercurius'];
+if ((argv.base === undefined) === (argv.peer === undefined)) {
+  console.error(
+    'usage: npm run bench:compare -- --base <git ref> | --peer mercurius-prod [--scenario S1|S3|S4] …',
+  );
+  process.exit(2);
+}
+if (argv.peer !== undefined && !PEERS.includes(argv.peer)) {
+  console.error(`--peer is one of ${PEERS.join(', ')}`);
   process.exit(2);
 }
 const SCENARIO = argv.scenario as NewRecordScenario;
@@ -70,11 +83,21 @@ function bodies(tag: string): () => GraphQLBody {
   };
 }
 
-const base = mkdtempSync(join(tmpdir(), 'bench-compare-'));
 const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, stdio: 'pipe' });
-git('worktree', 'add', '--detach', base, argv.base);
-symlinkSync(join(ROOT, 'node_modules'), join(base, 'node_modules'));
-const baseCommit = git('rev-parse', '--short', argv.base).toString().trim();
+const { peer } = argv;
+/** The other commit's worktree (none against a peer). */
+let base: string | undefined;
+if (argv.base !== undefined) {
+  base = mkdtempSync(join(tmpdir(), 'bench-compare-'));
+  git('worktree', 'add', '--detach', base, argv.base);
+  symlinkSync(join(ROOT, 'node_modules'), join(base, 'node_modules'));
+} else setupPeers();
+/** What the other process is called in what this prints. */
+const otherName =
+  peer ??
+  git('rev-parse', '--short', argv.base ?? 'HEAD')
+    .toString()
+    .trim();
 const headCommit = git('rev-parse', '--short', 'HEAD').toString().trim();
 const dirty = git('status', '--porcelain', '--untracked-files=no').toString().trim() !== '';
 
@@ -131,47 +154,63 @@ const median = (values: number[]): number => {
     : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 };
 
-/** Both processes started together, `first` first; each round's ratio this checkout ÷ the base. */
-async function order(first: 'head' | 'base'): Promise<number> {
-  const roots = first === 'head' ? [ROOT, base] : [base, ROOT];
-  const one = await gateway(roots[0] as string, `compare-${first}`);
-  const two = await gateway(roots[1] as string, `compare-${first === 'head' ? 'base' : 'head'}`);
+/** The other process: the base commit's gateway, or the peer. */
+function startOther(name: string): Promise<Started> {
+  if (base !== undefined) return gateway(base, name);
+  return startNode({
+    name,
+    script: `bench/peers/${peer}.ts`,
+    env: peerEnv(stub.port, peer ?? '', AUTH),
+    core: 0,
+    portPattern: JSON_PORT,
+    timeoutMs: 30_000,
+  });
+}
+
+/** Both processes started together, `first` first; each round's ratio this checkout ÷ the other. */
+async function order(first: 'head' | 'other'): Promise<number> {
+  const one =
+    first === 'head' ? await gateway(ROOT, 'compare-head') : await startOther('compare-other');
+  const two =
+    first === 'head' ? await startOther('compare-other') : await gateway(ROOT, 'compare-head');
   const [head, other] = first === 'head' ? [one, two] : [two, one];
   const headBody = bodies(`h${first}`);
-  const baseBody = bodies(`b${first}`);
-  await Promise.all([measure(head, headBody, WARMUP_S), measure(other, baseBody, WARMUP_S)]);
+  const otherBody = bodies(`o${first}`);
+  await Promise.all([measure(head, headBody, WARMUP_S), measure(other, otherBody, WARMUP_S)]);
   const ratios: number[] = [];
   for (let round = 1; round <= ROUNDS; round += 1) {
-    const [h, b] = await Promise.all([
+    const [h, o] = await Promise.all([
       measure(head, headBody, SECONDS),
-      measure(other, baseBody, SECONDS),
+      measure(other, otherBody, SECONDS),
     ]);
-    ratios.push(h.cpuUs / b.cpuUs);
+    ratios.push(h.cpuUs / o.cpuUs);
     console.log(
-      `  round ${round}: this checkout ${h.cpuUs.toFixed(0)} µs/request (${h.rps.toFixed(0)} req/s, ${h.errors} errors), ${baseCommit} ${b.cpuUs.toFixed(0)} µs/request (${b.rps.toFixed(0)} req/s, ${b.errors} errors)`,
+      `  round ${round}: this checkout ${h.cpuUs.toFixed(0)} µs/request (${h.rps.toFixed(0)} req/s, ${h.errors} errors), ${otherName} ${o.cpuUs.toFixed(0)} µs/request (${o.rps.toFixed(0)} req/s, ${o.errors} errors)`,
     );
   }
   await Promise.all([one.stop(), two.stop()]);
   const result = median(ratios);
   console.log(
-    `  ${first} started first: this checkout ÷ ${baseCommit}, median ${result.toFixed(3)}`,
+    `  ${first === 'head' ? 'this checkout' : otherName} started first: this checkout ÷ ${otherName}, median ${result.toFixed(3)}`,
   );
   return result;
 }
 
 try {
   console.log(
-    `${SCENARIO}, auth ${AUTH ? 'on' : 'off'}, ${CONNECTIONS} connections each, ${ROUNDS} rounds of ${SECONDS} s: ${headCommit}${dirty ? ' (with uncommitted changes)' : ''} against ${baseCommit}`,
+    `${SCENARIO}, auth ${AUTH ? 'on' : 'off'}, ${CONNECTIONS} connections each, ${ROUNDS} rounds of ${SECONDS} s: ${headCommit}${dirty ? ' (with uncommitted changes)' : ''} against ${otherName}`,
   );
   const headFirst = await order('head');
-  const baseFirst = await order('base');
-  const mean = (headFirst + baseFirst) / 2;
+  const otherFirst = await order('other');
+  const mean = (headFirst + otherFirst) / 2;
   console.log(
-    `µs of CPU per request, this checkout ÷ ${baseCommit}: ${mean.toFixed(3)} (${((mean - 1) * 100).toFixed(1)} %; the two orders: ${headFirst.toFixed(3)}, ${baseFirst.toFixed(3)})`,
+    `µs of CPU per request, this checkout ÷ ${otherName}: ${mean.toFixed(3)} (${((mean - 1) * 100).toFixed(1)} %; the two orders: ${headFirst.toFixed(3)}, ${otherFirst.toFixed(3)})`,
   );
 } finally {
   await stub.stop();
   stopAllNow();
-  git('worktree', 'remove', '--force', base);
-  rmSync(base, { recursive: true, force: true });
+  if (base !== undefined) {
+    git('worktree', 'remove', '--force', base);
+    rmSync(base, { recursive: true, force: true });
+  }
 }

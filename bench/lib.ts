@@ -5,7 +5,7 @@
  * their memory and CPU from /proc, and driving load with autocannon while keeping every
  * response time (autocannon's own histograms round to whole milliseconds, too coarse here).
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import {
   closeSync,
@@ -494,3 +494,33 @@ export const round = (value: number, digits = 2): number => {
   const f = 10 ** digits;
   return Math.round(value * f) / f;
 };
+
+/** Installs the peers' own dependencies once (bench/peers has its own package.json). */
+export function setupPeers(): void {
+  const manifest = JSON.parse(readFileSync(`${ROOT}bench/peers/package.json`, 'utf8')) as {
+    dependencies: Record<string, string>;
+  };
+  const missing = Object.entries(manifest.dependencies).filter(([name, version]) => {
+    const installed = `${ROOT}bench/peers/node_modules/${name}/package.json`;
+    if (!existsSync(installed)) return true;
+    return (JSON.parse(readFileSync(installed, 'utf8')) as { version: string }).version !== version;
+  });
+  if (missing.length === 0) return;
+  console.log(
+    `bench: installing the peers (npm ci in bench/peers; missing or other versions: ${missing.map(([name]) => name).join(', ')})`,
+  );
+  execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--prefix', `${ROOT}bench/peers`], {
+    stdio: 'inherit',
+  });
+}
+
+/** The environment of a peer (bench/peers/`name`.ts) against the stub. */
+export function peerEnv(stubPort: number, name: string, auth: boolean): Record<string, string> {
+  return {
+    UPSTREAM_URL: `http://127.0.0.1:${stubPort}`,
+    NODE_ENV: 'production',
+    // The peer's own log (pino, asynchronous destination); stdout is another file.
+    PEER_LOG_FILE: `${LOG_DIR}/${process.pid}-${name}-auth-${auth ? 'on' : 'off'}-app.log`,
+    ...(auth && { AUTH_JWT_SECRET: BENCH_JWT_SECRET }),
+  };
+}

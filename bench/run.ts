@@ -54,8 +54,7 @@
  *                      ratio to one business. With --allocations: bytes allocated per request of
  *                      each instead (bench/alloc-probe.ts), which does not move with the load.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { businessesEnv, headersInTurn } from './businesses.ts';
@@ -83,6 +82,7 @@ import {
   type LoadResult,
   load,
   NODE_VERSION,
+  peerEnv,
   pinSelf,
   post,
   ROOT,
@@ -91,6 +91,7 @@ import {
   type Started,
   sampleRss,
   settleStub,
+  setupPeers,
   sleep,
   startNode,
   stopAllNow,
@@ -638,26 +639,6 @@ function targetTable(targets: Targets[]): string {
   return lines.join('\n');
 }
 
-/** Installs the peers' own dependencies once (bench/peers has its own package.json). */
-function setupPeers(): void {
-  if (PEERS.length === 0) return;
-  const manifest = JSON.parse(readFileSync(`${ROOT}bench/peers/package.json`, 'utf8')) as {
-    dependencies: Record<string, string>;
-  };
-  const missing = Object.entries(manifest.dependencies).filter(([name, version]) => {
-    const installed = `${ROOT}bench/peers/node_modules/${name}/package.json`;
-    if (!existsSync(installed)) return true;
-    return (JSON.parse(readFileSync(installed, 'utf8')) as { version: string }).version !== version;
-  });
-  if (missing.length === 0) return;
-  console.log(
-    `bench: installing the peers (npm ci in bench/peers; missing or other versions: ${missing.map(([name]) => name).join(', ')})`,
-  );
-  execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--prefix', `${ROOT}bench/peers`], {
-    stdio: 'inherit',
-  });
-}
-
 /** Node flags and environment added to a system's own (for the profilers). */
 interface Extra {
   nodeFlags?: string[];
@@ -672,14 +653,7 @@ function startPeer(name: string, stub: Started, auth: Auth, extra: Extra = {}): 
     script: `bench/peers/${name}.ts`,
     core: 0,
     nodeFlags: [...NODE_FLAGS, ...(extra.nodeFlags ?? [])],
-    env: {
-      UPSTREAM_URL: `http://127.0.0.1:${stub.port}`,
-      NODE_ENV: 'production',
-      // The peer's own log (pino, asynchronous destination); stdout is another file.
-      PEER_LOG_FILE: `${LOG_DIR}/${process.pid}-${name}-auth-${auth}-app.log`,
-      ...(auth === 'on' && { AUTH_JWT_SECRET: BENCH_JWT_SECRET }),
-      ...extra.env,
-    },
+    env: { ...peerEnv(stub.port, name, auth === 'on'), ...extra.env },
     portPattern: JSON_PORT,
   });
 }
@@ -1295,7 +1269,7 @@ function estimateMinutes(): number {
 
 async function main(): Promise<void> {
   // The --businesses mode measures the gateway alone.
-  if (!BUSINESS_COUNTS) setupPeers();
+  if (!BUSINESS_COUNTS && PEERS.length > 0) setupPeers();
   const pinned = pinSelf(1);
   const layout = HAS_TASKSET
     ? `every system pinned to core 0, stub to core 1, load generator ${pinned ? 'pinned to core 1' : 'NOT pinned (taskset -p refused)'}`
