@@ -52,7 +52,8 @@ export function buildSubgraph(options: SubgraphSchemaOptions): GraphQLSchema {
 /**
  * The resolver map for the library (the generated map is the library's, with precise types),
  * each `__resolveReference` giving a shallow copy of its record: the library marks the object
- * it gets with its `__typename` in place, and records come from the cache frozen and shared.
+ * it gets with its `__typename` in place, and records come from the cache shared by requests
+ * (frozen outside production).
  */
 function withUnsharedReferences(resolvers: Resolvers): GraphQLResolverMap<GraphQLContext> {
   const map = { ...resolvers } as Record<string, Record<string, unknown>>;
