@@ -169,11 +169,15 @@ function startOther(name: string): Promise<Started> {
 
 /** Both processes started together, `first` first; each round's ratio this checkout ÷ the other. */
 async function order(first: 'head' | 'other'): Promise<number> {
-  const one =
-    first === 'head' ? await gateway(ROOT, 'compare-head') : await startOther('compare-other');
-  const two =
-    first === 'head' ? await startOther('compare-other') : await gateway(ROOT, 'compare-head');
-  const [head, other] = first === 'head' ? [one, two] : [two, one];
+  let head: Started;
+  let other: Started;
+  if (first === 'head') {
+    head = await gateway(ROOT, 'compare-head');
+    other = await startOther('compare-other');
+  } else {
+    other = await startOther('compare-other');
+    head = await gateway(ROOT, 'compare-head');
+  }
   const headBody = bodies(`h${first}`);
   const otherBody = bodies(`o${first}`);
   await Promise.all([measure(head, headBody, WARMUP_S), measure(other, otherBody, WARMUP_S)]);
@@ -188,7 +192,7 @@ async function order(first: 'head' | 'other'): Promise<number> {
       `  round ${round}: this checkout ${h.cpuUs.toFixed(0)} µs/request (${h.rps.toFixed(0)} req/s, ${h.errors} errors), ${otherName} ${o.cpuUs.toFixed(0)} µs/request (${o.rps.toFixed(0)} req/s, ${o.errors} errors)`,
     );
   }
-  await Promise.all([one.stop(), two.stop()]);
+  await Promise.all([head.stop(), other.stop()]);
   const result = median(ratios);
   console.log(
     `  ${first === 'head' ? 'this checkout' : otherName} started first: this checkout ÷ ${otherName}, median ${result.toFixed(3)}`,
