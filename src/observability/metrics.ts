@@ -248,7 +248,7 @@ export class GatewayMetrics {
 
   readonly upstreamRejected = new Counter({
     name: 'gateway_upstream_rejected_total',
-    help: 'Upstream reads refused without a call, by reason (circuit_open, concurrency).',
+    help: "Upstream reads ended without a call, by reason (circuit_open; concurrency: the queue for a slot was full, or the read's time budget ran out while it waited for one).",
     labelNames: ['upstream', 'reason', 'business'] as const,
     registers: [this.registry],
   });

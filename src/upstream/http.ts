@@ -140,6 +140,65 @@ class CallTimedOut extends Error {
   override readonly name = 'TimeoutError';
 }
 
+/** The read's time budget ran out while its call waited for a slot of the bulkhead. */
+class SlotTimedOut extends Error {}
+
+/**
+ * A call that has to wait for a slot of the bulkhead, bounded by its read's budget: it settles
+ * as the call does once its turn has come, or with {@link SlotTimedOut} when the budget runs out
+ * before. A call whose budget ran out stays in the bulkhead's queue until its turn, and is not
+ * made then (see `#guarded`). Made only for calls that wait, never on the path of one that
+ * starts at once.
+ */
+class SlotWait {
+  readonly #run: () => Promise<HttpResult>;
+  readonly #deadline: number;
+  #started = false;
+  #timer: NodeJS.Timeout | undefined;
+  #reject: ((error: Error) => void) | undefined;
+
+  constructor(run: () => Promise<HttpResult>, deadline: number) {
+    this.#run = run;
+    this.#deadline = deadline;
+  }
+
+  enter(bulkhead: BulkheadPolicy, signal: AbortSignal | undefined): Promise<HttpResult> {
+    const turn = () => {
+      this.#started = true;
+      clearTimeout(this.#timer);
+      return this.#run();
+    };
+    const queued = signal ? bulkhead.execute(turn, signal) : bulkhead.execute(turn);
+    return new Promise<HttpResult>((resolve, reject) => {
+      this.#reject = reject;
+      this.#timer = setTimeout(
+        slotTimeUp,
+        Math.max(1, Math.ceil(this.#deadline - performance.now())),
+        this,
+      );
+      queued.then(
+        (result) => {
+          clearTimeout(this.#timer);
+          resolve(result);
+        },
+        (error: Error) => {
+          clearTimeout(this.#timer);
+          reject(error);
+        },
+      );
+    });
+  }
+
+  /** The budget ran out: the call ends now unless its turn has come (its own timer then runs). */
+  timedOut(): void {
+    if (!this.#started) this.#reject?.(new SlotTimedOut());
+  }
+}
+
+function slotTimeUp(wait: SlotWait): void {
+  wait.timedOut();
+}
+
 /**
  * One HTTP call's handler: gathers the answer's chunks and settles the call's promise once, with
  * the answer, an error, or the end of its time budget (which aborts the call as soon as it has a
@@ -347,15 +406,14 @@ export class UpstreamHttp {
   #attempt<T>(read: Read<T>, attempt: number, backoff: IBackoff<unknown> | undefined): Promise<T> {
     const { key, deadline } = read;
     const started = performance.now();
-    const remaining = deadline - started;
-    if (remaining <= 0) {
+    if (deadline - started <= 0) {
       return Promise.reject(new UpstreamTimeoutError(this.name, this.#policy.timeoutMs));
     }
     const signal = this.#waitSignal(read.abandoned);
     read.closedCount = false;
     let call: Promise<HttpResult>;
     try {
-      call = this.#guarded(read, remaining, attempt, signal);
+      call = this.#guarded(read, attempt, signal);
     } catch (error) {
       call = Promise.reject(error);
     }
@@ -446,18 +504,22 @@ export class UpstreamHttp {
    * rate is reached; see {@link #attempt}): without the policy's three async steps around every
    * call. A circuit that is not closed goes through the policy (refused while open, the trial
    * call while half-open).
+   *
+   * The read's time budget covers the wait for a slot: a call still waiting when it runs out
+   * ends then (UPSTREAM_TIMEOUT), and one whose turn comes after it is not made.
    */
   #guarded<T>(
     read: Read<T>,
-    remaining: number,
     attempt: number,
     signal: AbortSignal | undefined,
   ): Promise<HttpResult> {
-    const { path, headers } = read;
-    const call = () => this.#once(path, headers, remaining, attempt);
+    const { path, headers, deadline } = read;
+    const call = () => this.#once(path, headers, deadline - performance.now(), attempt);
     if (this.#policy.benchNoBreakerOrBulkhead) return call();
     const counted = !this.#failedRecently(read.key);
     const guarded = () => {
+      // Its turn came after its budget ran out (it waited for a slot): not made.
+      if (performance.now() >= deadline) throw new SlotTimedOut();
       if (this.#breaker.state === CircuitState.Closed) {
         // Already counted in this window: not again.
         read.closedCount = counted;
@@ -467,7 +529,8 @@ export class UpstreamHttp {
       if (!counted) throw new BrokenCircuitError('the circuit is not closed');
       return this.#breaker.execute(call);
     };
-    return signal ? this.#bulkhead.execute(guarded, signal) : this.#bulkhead.execute(guarded);
+    if (this.#bulkhead.executionSlots > 0) return this.#bulkhead.execute(guarded);
+    return new SlotWait(guarded, deadline).enter(this.#bulkhead, signal);
   }
 
   /**
@@ -493,6 +556,11 @@ export class UpstreamHttp {
   ): Outcome {
     // Dropped from the queue (no request waits any more): not a failure of the upstream.
     if (error instanceof TaskCancelledError && signal?.aborted) throw signal.reason;
+    // Its budget ran out while it waited for a slot: no call was made.
+    if (error instanceof SlotTimedOut) {
+      this.#observer.rejected?.({ upstream: this.name, reason: 'concurrency' });
+      throw new UpstreamTimeoutError(this.name, this.#policy.timeoutMs);
+    }
     if (error instanceof FailedAnswer) {
       this.#failed(key);
       const retryable = RETRYABLE_STATUS.has(error.result.status);
@@ -540,6 +608,8 @@ export class UpstreamHttp {
     attempt: number,
   ): Promise<HttpResult> {
     const fullPath = this.#prefix + path;
+    // At least a millisecond: undici reads a timeout of 0 as none.
+    const budgetMs = Math.max(1, remainingMs);
     const traced = upstreamSpan(this.#tracing, this.#target, fullPath, attempt);
     // The client's headers as they are, unless the request's id or a trace context is added to
     // a copy.
@@ -551,15 +621,15 @@ export class UpstreamHttp {
       if (traced.span) injectTrace(traced.span, outgoing);
     }
     return new Promise<HttpResult>((resolve, reject) => {
-      const call = new Call(resolve, reject, traced, attempt, remainingMs);
+      const call = new Call(resolve, reject, traced, attempt, budgetMs);
       try {
         this.#pool.dispatch(
           {
             method: 'GET',
             path: fullPath,
             headers: outgoing,
-            headersTimeout: remainingMs,
-            bodyTimeout: remainingMs,
+            headersTimeout: budgetMs,
+            bodyTimeout: budgetMs,
           },
           call,
         );

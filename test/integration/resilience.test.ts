@@ -112,6 +112,36 @@ describe('concurrency cap', () => {
     expect(response.errors?.[0]?.message).toMatch(/too many calls in flight/);
     expect(payment.requests).toHaveLength(3);
   });
+
+  it("gives a call that waited for a slot only what is left of its read's budget", async () => {
+    // Every call hangs: each holds the one slot for the whole budget. Waiting for the slot
+    // counts toward a read's budget, so the reads queued behind the first run out with it and
+    // are never made (before, each got a budget of its own once it had the slot: four reads
+    // took four budgets, one after the other).
+    const never = new Promise<never>(() => {});
+    const { payment, gateway, token } = await setup(() => ({ until: never }), {
+      env: {
+        UPSTREAM_MAX_CONCURRENT: '1',
+        UPSTREAM_MAX_QUEUED: '10',
+        UPSTREAM_TIMEOUT_MS: '1000',
+        UPSTREAM_MAX_ATTEMPTS: '1',
+      },
+    });
+    const txRefs = ['NT-SW1', 'NT-SW2', 'NT-SW3', 'NT-SW4'];
+    const response = await gql(gateway, TransactionsDocument, { txRefs }, token);
+    expect(codesOf(response)).toEqual([
+      'UPSTREAM_TIMEOUT',
+      'UPSTREAM_TIMEOUT',
+      'UPSTREAM_TIMEOUT',
+      'UPSTREAM_TIMEOUT',
+    ]);
+    // The first call, and at most the one whose turn came as the budgets ran out together.
+    expect(payment.requests.length).toBeLessThanOrEqual(2);
+    const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
+    expect(metrics).toMatch(
+      /gateway_upstream_rejected_total\{upstream="payment",reason="concurrency"\} [1-3]\b/,
+    );
+  });
 });
 
 describe('retries', () => {
