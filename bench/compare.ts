@@ -12,7 +12,8 @@
  * gateway against that peer of bench/peers/, started as the tables start it, the same way (a
  * ratio below 1 is the gateway taking less CPU per request than the peer). Settings: `--scenario
  * S1|S3|S4` (default S3), `--rounds N` (10), `--seconds S` (3 per round, after 8 s of warm-up),
- * `--connections N` (16 each), `--auth on|off` (on).
+ * `--connections N` (16 each), `--auth on|off` (on), `--env NAME=VALUE` (repeatable: a setting
+ * given to both gateways, e.g. to compare two commits with another caller share).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
@@ -50,6 +51,7 @@ const { values: argv } = parseArgs({
     seconds: { type: 'string', default: '3' },
     connections: { type: 'string', default: '16' },
     auth: { type: 'string', default: 'on' },
+    env: { type: 'string', multiple: true, default: [] },
   },
 });
 const PEERS = ['mercurius-prod', 'apollo', 'mercurius'];
@@ -72,6 +74,16 @@ const ROUNDS = Number(argv.rounds);
 const SECONDS = Number(argv.seconds);
 const CONNECTIONS = Number(argv.connections);
 const AUTH = argv.auth !== 'off';
+/** Settings given to both gateways (`--env NAME=VALUE`). */
+const EXTRA_ENV: Record<string, string> = {};
+for (const setting of argv.env) {
+  const at = setting.indexOf('=');
+  if (at <= 0) {
+    console.error(`--env takes NAME=VALUE (got ${setting})`);
+    process.exit(2);
+  }
+  EXTRA_ENV[setting.slice(0, at)] = setting.slice(at + 1);
+}
 const WARMUP_S = 8;
 
 /** New records on every request (no cache hits), told apart by `tag` between the processes. */
@@ -119,10 +131,10 @@ function gateway(root: string, name: string): Promise<Started> {
   return startNode({
     name,
     script: join(root, 'src/main.ts'),
-    env: gatewayEnv(
-      stub.port,
-      AUTH ? { AUTH_JWT_SECRET: BENCH_JWT_SECRET } : { AUTH_DISABLED: 'true' },
-    ),
+    env: gatewayEnv(stub.port, {
+      ...(AUTH ? { AUTH_JWT_SECRET: BENCH_JWT_SECRET } : { AUTH_DISABLED: 'true' }),
+      ...EXTRA_ENV,
+    }),
     core: 0,
     portPattern: GATEWAY_PORT,
     timeoutMs: 30_000,
@@ -202,7 +214,7 @@ async function order(first: 'head' | 'other'): Promise<number> {
 
 try {
   console.log(
-    `${SCENARIO}, auth ${AUTH ? 'on' : 'off'}, ${CONNECTIONS} connections each, ${ROUNDS} rounds of ${SECONDS} s: ${headCommit}${dirty ? ' (with uncommitted changes)' : ''} against ${otherName}`,
+    `${SCENARIO}, auth ${AUTH ? 'on' : 'off'}, ${CONNECTIONS} connections each, ${ROUNDS} rounds of ${SECONDS} s: ${headCommit}${dirty ? ' (with uncommitted changes)' : ''} against ${otherName}${argv.env.length > 0 ? `; both gateways with ${argv.env.join(' ')}` : ''}`,
   );
   const headFirst = await order('head');
   const otherFirst = await order('other');
