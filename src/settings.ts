@@ -341,7 +341,12 @@ export const SETTINGS = {
     'First backoff; grows per retry, with jitter. `Retry-After` wins when given.',
   ),
   UPSTREAM_MAX_CONNECTIONS: int(1, 10_000, 64, 'Keep-alive connections per upstream.'),
-  UPSTREAM_MAX_CONCURRENT: int(1, 100_000, 256, 'Calls in flight per upstream.'),
+  UPSTREAM_MAX_CONCURRENT: {
+    schema: integer(1, 100_000),
+    shownDefault: 'unset: `UPSTREAM_MAX_CONNECTIONS`',
+    description:
+      'Calls in flight per upstream; the others wait for a slot, within their time budget. More than `UPSTREAM_MAX_CONNECTIONS` only makes the extra calls wait in the HTTP client instead, which costs more CPU and cannot drop a call whose request has ended.',
+  } satisfies Setting<number>,
   UPSTREAM_MAX_QUEUED: int(
     0,
     1_000_000,

@@ -360,6 +360,16 @@ describe('loadConfig: numbers, zone and cache', () => {
     );
   });
 
+  it('caps calls in flight per upstream at its connections unless told otherwise', () => {
+    expect(loadConfig(fullEnv()).upstream.maxConcurrent).toBe(64);
+    expect(loadConfig(fullEnv({ UPSTREAM_MAX_CONNECTIONS: '20' })).upstream.maxConcurrent).toBe(20);
+    const both = loadConfig(
+      fullEnv({ UPSTREAM_MAX_CONNECTIONS: '20', UPSTREAM_MAX_CONCURRENT: '5' }),
+    );
+    expect(both.upstream).toMatchObject({ maxConnections: 20, maxConcurrent: 5 });
+    expect(configError({ UPSTREAM_MAX_CONCURRENT: '0' }).variable).toBe('UPSTREAM_MAX_CONCURRENT');
+  });
+
   it('turns GraphiQL off in production by default', () => {
     expect(loadConfig(fullEnv({ NODE_ENV: 'production' })).graphiql).toBe(false);
     expect(loadConfig(fullEnv({ NODE_ENV: 'production', GRAPHIQL: 'true' })).graphiql).toBe(true);
