@@ -13,7 +13,10 @@
  * ratio below 1 is the gateway taking less CPU per request than the peer). Settings: `--scenario
  * S1|S3|S4` (default S3), `--rounds N` (10), `--seconds S` (3 per round, after 8 s of warm-up),
  * `--connections N` (16 each), `--auth on|off` (on), `--env NAME=VALUE` (repeatable: a setting
- * given to both gateways, e.g. to compare two commits with another caller share).
+ * given to both gateways, e.g. to compare two commits with another caller share), `--head-env
+ * NAME=VALUE` (repeatable: to this checkout's gateway alone, after `--env`: with `--base HEAD`,
+ * what one setting costs, such as `CACHE_MAX_ENTRIES=1`, or `BENCH_FEATURES_OFF=single-flight`
+ * with `--env NODE_ENV=development` on both, since production refuses it).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
@@ -52,6 +55,7 @@ const { values: argv } = parseArgs({
     connections: { type: 'string', default: '16' },
     auth: { type: 'string', default: 'on' },
     env: { type: 'string', multiple: true, default: [] },
+    'head-env': { type: 'string', multiple: true, default: [] },
   },
 });
 const PEERS = ['mercurius-prod', 'apollo', 'mercurius'];
@@ -74,16 +78,22 @@ const ROUNDS = Number(argv.rounds);
 const SECONDS = Number(argv.seconds);
 const CONNECTIONS = Number(argv.connections);
 const AUTH = argv.auth !== 'off';
-/** Settings given to both gateways (`--env NAME=VALUE`). */
-const EXTRA_ENV: Record<string, string> = {};
-for (const setting of argv.env) {
-  const at = setting.indexOf('=');
-  if (at <= 0) {
-    console.error(`--env takes NAME=VALUE (got ${setting})`);
-    process.exit(2);
+/** `NAME=VALUE` settings as an environment; exits on one that is not of that form. */
+function settingsOf(option: string, settings: string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const setting of settings) {
+    const at = setting.indexOf('=');
+    if (at <= 0) {
+      console.error(`--${option} takes NAME=VALUE (got ${setting})`);
+      process.exit(2);
+    }
+    env[setting.slice(0, at)] = setting.slice(at + 1);
   }
-  EXTRA_ENV[setting.slice(0, at)] = setting.slice(at + 1);
+  return env;
 }
+/** Settings given to both gateways (`--env`), and to this checkout's alone (`--head-env`). */
+const EXTRA_ENV = settingsOf('env', argv.env);
+const HEAD_ENV = settingsOf('head-env', argv['head-env']);
 const WARMUP_S = 8;
 
 /** New records on every request (no cache hits), told apart by `tag` between the processes. */
@@ -134,6 +144,7 @@ function gateway(root: string, name: string): Promise<Started> {
     env: gatewayEnv(stub.port, {
       ...(AUTH ? { AUTH_JWT_SECRET: BENCH_JWT_SECRET } : { AUTH_DISABLED: 'true' }),
       ...EXTRA_ENV,
+      ...(root === ROOT ? HEAD_ENV : {}),
     }),
     core: 0,
     portPattern: GATEWAY_PORT,
@@ -214,7 +225,7 @@ async function order(first: 'head' | 'other'): Promise<number> {
 
 try {
   console.log(
-    `${SCENARIO}, auth ${AUTH ? 'on' : 'off'}, ${CONNECTIONS} connections each, ${ROUNDS} rounds of ${SECONDS} s: ${headCommit}${dirty ? ' (with uncommitted changes)' : ''} against ${otherName}${argv.env.length > 0 ? `; both gateways with ${argv.env.join(' ')}` : ''}`,
+    `${SCENARIO}, auth ${AUTH ? 'on' : 'off'}, ${CONNECTIONS} connections each, ${ROUNDS} rounds of ${SECONDS} s: ${headCommit}${dirty ? ' (with uncommitted changes)' : ''} against ${otherName}${argv.env.length > 0 ? `; both gateways with ${argv.env.join(' ')}` : ''}${argv['head-env'].length > 0 ? `; this checkout's with ${argv['head-env'].join(' ')}` : ''}`,
   );
   const headFirst = await order('head');
   const otherFirst = await order('other');
