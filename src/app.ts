@@ -405,9 +405,12 @@ function buildBusiness(account: BusinessAccount, several: boolean, parts: Busine
   const sources: RecordSources = createSources({
     // Through the current clients: an update's credentials serve the next call.
     payment: {
-      getTransaction: (txRef, abandoned) => current.payment.getTransaction(txRef, abandoned),
+      getTransaction: (txRef, abandoned, since) =>
+        current.payment.getTransaction(txRef, abandoned, since),
     },
-    kyc: { getUser: (userRef, abandoned) => current.kyc.getUser(userRef, abandoned) },
+    kyc: {
+      getUser: (userRef, abandoned, since) => current.kyc.getUser(userRef, abandoned, since),
+    },
     cache,
     policy: config.cache,
     get businessSlug() {

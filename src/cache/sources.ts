@@ -302,8 +302,11 @@ function isOutage(error: unknown): boolean {
 interface RecordKind<T> {
   name: string;
   upstream: UpstreamName;
-  /** `abandoned`: asked only when the call has to wait or be retried (see UpstreamHttp.get). */
-  fetch: (id: string, abandoned?: () => AbortSignal) => Promise<T | null>;
+  /**
+   * `abandoned`: asked only when the call has to wait or be retried; `since`: when the read's
+   * time budget began (both: see UpstreamHttp.get).
+   */
+  fetch: (id: string, abandoned?: () => AbortSignal, since?: number) => Promise<T | null>;
   /** Fresh seconds and extra seconds kept for stale serving. */
   ttl: (record: T) => { ttl: number; keep: number };
 }
@@ -340,13 +343,13 @@ export function createSources(deps: SourceDeps): RecordSources {
   const transactionKind: RecordKind<UpstreamTransaction> = {
     name: 'transaction',
     upstream: 'payment',
-    fetch: (txRef, abandoned) => deps.payment.getTransaction(txRef, abandoned),
+    fetch: (txRef, abandoned, since) => deps.payment.getTransaction(txRef, abandoned, since),
     ttl: (record) => (isFinalStatus(record.status) ? finalTtl : pendingTtl),
   };
   const kycKind: RecordKind<UpstreamKycUser> = {
     name: 'kyc',
     upstream: 'kyc',
-    fetch: (userRef, abandoned) => deps.kyc.getUser(userRef, abandoned),
+    fetch: (userRef, abandoned, since) => deps.kyc.getUser(userRef, abandoned, since),
     ttl: () => kycTtl,
   };
 
@@ -369,9 +372,12 @@ export function createSources(deps: SourceDeps): RecordSources {
     try {
       // Taken before the call: a read that began earlier than a stored record's never replaces it.
       const fetchedAt = Date.now();
+      // The read's time budget begins here: a call that waits for its caller's share first has
+      // only what is left of it once its turn comes (none left: UPSTREAM_TIMEOUT, no call made).
+      const since = performance.now();
       const reading = options.gate
-        ? options.gate(kind.upstream, () => kind.fetch(id, abandoned), gone)
-        : kind.fetch(id, abandoned);
+        ? options.gate(kind.upstream, () => kind.fetch(id, abandoned, since), gone)
+        : kind.fetch(id, abandoned, since);
       if (policy.benchNoWrite) return reading;
       return reading.then((record) => storeRead(kind, key, record, fetchedAt, options));
     } catch (error) {

@@ -10,7 +10,8 @@
  * when its turn comes, or as soon as its place in the queue is wanted by another call, so it
  * neither reaches the upstream nor holds a place that a live request needs. Whether it is still
  * wanted is asked at those moments only: a call waits at no cost. A call already in flight runs
- * to its end (its answer still fills the cache).
+ * to its end (its answer still fills the cache). The wait counts toward the read's time budget,
+ * which the record sources start before it (see UpstreamHttp.get's `since`).
  */
 import { type UpstreamName, UpstreamUnavailableError } from '../errors.ts';
 

@@ -136,12 +136,13 @@ export class PaymentClient extends UpstreamClient {
 
   /**
    * The transaction with this reference, normalized, `null` when the payment service does not
-   * know it. The caller has checked the reference against TX_REF. `abandoned`: see
+   * know it. The caller has checked the reference against TX_REF. `abandoned` and `since`: see
    * {@link UpstreamHttp.get}.
    */
   getTransaction(
     txRef: string,
     abandoned?: () => AbortSignal,
+    since?: number,
   ): Promise<UpstreamTransaction | null> {
     // The answer is read in the step that ends the call (no async function, no step of its
     // own): one of the few steps every record takes, where each showed in allocation profiles.
@@ -162,6 +163,8 @@ export class PaymentClient extends UpstreamClient {
         return Object.assign(answer.data, { txRef, event: answer.event });
       },
       abandoned,
+      undefined,
+      since,
     );
   }
 }
@@ -184,9 +187,13 @@ export class KycClient extends UpstreamClient {
 
   /**
    * The KYC details of this user of the configured business, normalized; `null` when unknown.
-   * `abandoned`: see {@link UpstreamHttp.get}.
+   * `abandoned` and `since`: see {@link UpstreamHttp.get}.
    */
-  getUser(userRef: string, abandoned?: () => AbortSignal): Promise<UpstreamKycUser | null> {
+  getUser(
+    userRef: string,
+    abandoned?: () => AbortSignal,
+    since?: number,
+  ): Promise<UpstreamKycUser | null> {
     // The provider's first example also sends a JSON body on this GET; the consistent form is
     // the query string alone, and a body on GET is dropped by many proxies, so none is sent.
     const query = new URLSearchParams({ userRef, slug: this.#slug });
@@ -204,6 +211,8 @@ export class KycClient extends UpstreamClient {
         return Object.assign(answer.data, { userRef: answer.data.userRef ?? userRef });
       },
       abandoned,
+      undefined,
+      since,
     );
   }
 }

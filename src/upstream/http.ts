@@ -321,6 +321,10 @@ export class UpstreamHttp {
    * `accept` turns the final answer into what the read returns (the client's reading of it):
    * applied in the same step that ends the call, not in a step of its own; what it throws is
    * the read's rejection (never a retry).
+   *
+   * `since` (`performance.now()`, default now): when the read's time budget began, earlier when
+   * the read first waited elsewhere (in its caller's queue); one that begins with nothing left
+   * ends with UPSTREAM_TIMEOUT, no call made.
    */
   get<T>(
     path: string,
@@ -328,13 +332,14 @@ export class UpstreamHttp {
     accept: (result: HttpResult) => T,
     abandoned?: () => AbortSignal,
     key = path,
+    since = performance.now(),
   ): Promise<T> {
     const read: Read<T> = {
       path,
       headers,
       abandoned,
       key,
-      deadline: performance.now() + this.#policy.timeoutMs,
+      deadline: since + this.#policy.timeoutMs,
       accept,
       closedCount: false,
     };

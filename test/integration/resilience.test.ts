@@ -144,6 +144,30 @@ describe('concurrency cap', () => {
   });
 });
 
+describe("a caller's share", () => {
+  it("gives a call that waited in its caller's queue only what is left of its read's budget", async () => {
+    // The same with the caller's own queue: one call in flight per caller, every call hanging.
+    const never = new Promise<never>(() => {});
+    const { payment, gateway, token } = await setup(() => ({ until: never }), {
+      env: {
+        UPSTREAM_MAX_CONCURRENT_PER_CALLER: '1',
+        SERVICE_UPSTREAM_MAX_CONCURRENT_PER_CALLER: '1',
+        UPSTREAM_TIMEOUT_MS: '1000',
+        UPSTREAM_MAX_ATTEMPTS: '1',
+      },
+    });
+    const txRefs = ['NT-CQ1', 'NT-CQ2', 'NT-CQ3', 'NT-CQ4'];
+    const response = await gql(gateway, TransactionsDocument, { txRefs }, token);
+    expect(codesOf(response)).toEqual([
+      'UPSTREAM_TIMEOUT',
+      'UPSTREAM_TIMEOUT',
+      'UPSTREAM_TIMEOUT',
+      'UPSTREAM_TIMEOUT',
+    ]);
+    expect(payment.requests.length).toBeLessThanOrEqual(2);
+  });
+});
+
 describe('retries', () => {
   it('spaces retries with growing backoff and stops at the attempt limit', async () => {
     const arrivals: number[] = [];
