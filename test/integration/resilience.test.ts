@@ -11,6 +11,7 @@ import {
   TransactionsDocument,
   VerifyTransactionDocument,
 } from '../../src/client/generated/graphql.ts';
+import type { SettingsEnv } from '../../src/settings.ts';
 import { advanceWallClock } from '../helpers/clock.ts';
 import { transactionBody } from '../helpers/fixture.ts';
 import { byRef, setup } from '../helpers/fixture-gateway.ts';
@@ -112,59 +113,44 @@ describe('concurrency cap', () => {
     expect(response.errors?.[0]?.message).toMatch(/too many calls in flight/);
     expect(payment.requests).toHaveLength(3);
   });
+});
 
-  it("gives a call that waited for a slot only what is left of its read's budget", async () => {
-    // Every call hangs: each holds the one slot for the whole budget. Waiting for the slot
-    // counts toward a read's budget, so the reads queued behind the first run out with it and
-    // are never made (before, each got a budget of its own once it had the slot: four reads
-    // took four budgets, one after the other).
-    const never = new Promise<never>(() => {});
-    const { payment, gateway, token } = await setup(() => ({ until: never }), {
-      env: {
-        UPSTREAM_MAX_CONCURRENT: '1',
-        UPSTREAM_MAX_QUEUED: '10',
-        UPSTREAM_TIMEOUT_MS: '1000',
-        UPSTREAM_MAX_ATTEMPTS: '1',
-      },
+/**
+ * Four reads of one request behind a queue that lets one call through at a time, every call
+ * hanging for the whole budget: the read's budget counts the wait, so the reads queued behind the
+ * first run out with it and are never made (before, each got a budget of its own once it had its
+ * turn: four reads took four budgets, one after the other). The first call is made, and at most
+ * the one whose turn came as the budgets ran out together.
+ */
+async function hangingReadsBehindOne(env: SettingsEnv) {
+  const never = new Promise<never>(() => {});
+  const { payment, gateway, token } = await setup(() => ({ until: never }), {
+    env: { UPSTREAM_TIMEOUT_MS: '1000', UPSTREAM_MAX_ATTEMPTS: '1', ...env },
+  });
+  const txRefs = ['NT-HB1', 'NT-HB2', 'NT-HB3', 'NT-HB4'];
+  const response = await gql(gateway, TransactionsDocument, { txRefs }, token);
+  expect(codesOf(response)).toEqual(txRefs.map(() => 'UPSTREAM_TIMEOUT'));
+  expect(payment.requests.length).toBeLessThanOrEqual(2);
+  return gateway;
+}
+
+describe('the time budget covers the waits', () => {
+  it("gives a call that waited for a slot of the upstream's cap only what is left of its budget", async () => {
+    const gateway = await hangingReadsBehindOne({
+      UPSTREAM_MAX_CONCURRENT: '1',
+      UPSTREAM_MAX_QUEUED: '10',
     });
-    const txRefs = ['NT-SW1', 'NT-SW2', 'NT-SW3', 'NT-SW4'];
-    const response = await gql(gateway, TransactionsDocument, { txRefs }, token);
-    expect(codesOf(response)).toEqual([
-      'UPSTREAM_TIMEOUT',
-      'UPSTREAM_TIMEOUT',
-      'UPSTREAM_TIMEOUT',
-      'UPSTREAM_TIMEOUT',
-    ]);
-    // The first call, and at most the one whose turn came as the budgets ran out together.
-    expect(payment.requests.length).toBeLessThanOrEqual(2);
     const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
     expect(metrics).toMatch(
       /gateway_upstream_rejected_total\{upstream="payment",reason="concurrency"\} [1-3]\b/,
     );
   });
-});
 
-describe("a caller's share", () => {
-  it("gives a call that waited in its caller's queue only what is left of its read's budget", async () => {
-    // The same with the caller's own queue: one call in flight per caller, every call hanging.
-    const never = new Promise<never>(() => {});
-    const { payment, gateway, token } = await setup(() => ({ until: never }), {
-      env: {
-        UPSTREAM_MAX_CONCURRENT_PER_CALLER: '1',
-        SERVICE_UPSTREAM_MAX_CONCURRENT_PER_CALLER: '1',
-        UPSTREAM_TIMEOUT_MS: '1000',
-        UPSTREAM_MAX_ATTEMPTS: '1',
-      },
+  it("gives a call that waited in its caller's queue only what is left of its budget", async () => {
+    await hangingReadsBehindOne({
+      UPSTREAM_MAX_CONCURRENT_PER_CALLER: '1',
+      SERVICE_UPSTREAM_MAX_CONCURRENT_PER_CALLER: '1',
     });
-    const txRefs = ['NT-CQ1', 'NT-CQ2', 'NT-CQ3', 'NT-CQ4'];
-    const response = await gql(gateway, TransactionsDocument, { txRefs }, token);
-    expect(codesOf(response)).toEqual([
-      'UPSTREAM_TIMEOUT',
-      'UPSTREAM_TIMEOUT',
-      'UPSTREAM_TIMEOUT',
-      'UPSTREAM_TIMEOUT',
-    ]);
-    expect(payment.requests.length).toBeLessThanOrEqual(2);
   });
 });
 
