@@ -528,6 +528,7 @@ export function loadConfig(env: Env): GatewayConfig {
   }
   const off = <T extends object>(feature: BenchFeature, fields: T): T | undefined =>
     benchOff.has(feature) ? fields : undefined;
+  const maxConnections = readSetting(env, 'UPSTREAM_MAX_CONNECTIONS');
   return {
     host: readSetting(env, 'HOST'),
     port,
@@ -544,11 +545,10 @@ export function loadConfig(env: Env): GatewayConfig {
       timeoutMs: readSetting(env, 'UPSTREAM_TIMEOUT_MS'),
       maxAttempts: readSetting(env, 'UPSTREAM_MAX_ATTEMPTS'),
       retryBaseDelayMs: readSetting(env, 'UPSTREAM_RETRY_BASE_DELAY_MS'),
-      maxConnections: readSetting(env, 'UPSTREAM_MAX_CONNECTIONS'),
+      maxConnections,
       // One call per connection (HTTP/1.1 without pipelining): beyond, calls would only wait in
       // the HTTP client's queue instead of the bulkhead's.
-      maxConcurrent:
-        readSetting(env, 'UPSTREAM_MAX_CONCURRENT') ?? readSetting(env, 'UPSTREAM_MAX_CONNECTIONS'),
+      maxConcurrent: readSetting(env, 'UPSTREAM_MAX_CONCURRENT') ?? maxConnections,
       maxQueued: readSetting(env, 'UPSTREAM_MAX_QUEUED'),
       breakerFailureRate: readSetting(env, 'UPSTREAM_BREAKER_FAILURE_PERCENT') / 100,
       breakerWindowMs: readSetting(env, 'UPSTREAM_BREAKER_WINDOW_MS'),

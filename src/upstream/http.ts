@@ -466,20 +466,23 @@ export class UpstreamHttp {
     signal: AbortSignal | undefined,
   ): Promise<HttpResult> {
     const { path, headers, deadline } = read;
-    const call = () => this.#once(path, headers, deadline - performance.now(), attempt);
+    /** `left`: what is left of the budget, when the caller has just read the clock. */
+    const call = (left = deadline - performance.now()) => this.#once(path, headers, left, attempt);
     if (this.#policy.benchNoBreakerOrBulkhead) return call();
     const counted = !this.#failedRecently(read.key);
     const guarded = () => {
+      const left = deadline - performance.now();
       // Its turn came after its budget ran out (it waited for a slot): not made.
-      if (performance.now() >= deadline) throw new SlotTimedOut();
+      if (left <= 0) throw new SlotTimedOut();
       if (this.#breaker.state === CircuitState.Closed) {
         // Already counted in this window: not again.
         read.closedCount = counted;
-        return call();
+        return call(left);
       }
       // Never past a circuit that is not closed.
       if (!counted) throw new BrokenCircuitError('the circuit is not closed');
-      return this.#breaker.execute(call);
+      // The policy calls it later, with a context of its own: the budget read then.
+      return this.#breaker.execute(() => call());
     };
     return signal ? this.#bulkhead.execute(guarded, signal) : this.#bulkhead.execute(guarded);
   }
