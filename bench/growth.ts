@@ -14,8 +14,8 @@
  * new (misses) and all cached (hits).
  *
  * Part 3, connections: S1 (`transaction`, a new ref per request) and S3 (`transactions` of 20
- * new refs) at 1, 2, 4, …, 256 connections, on a gateway with the production defaults (bulkhead
- * and queue included: past them, calls are shed and the answers count as errors).
+ * new refs) at 1, 2, 4, …, 256 connections, on a gateway with the production defaults (the cap
+ * on concurrent upstream calls and its queue included: past them, calls are shed and the answers count as errors).
  *
  * Every request carries an HS256 token and the gateway runs with NODE_ENV=production, logs at
  * info, metrics on, rate limits off (as `npm run bench`'s headline). Each part ends with the
@@ -112,7 +112,7 @@ function startFillGateway(stub: Started, maxEntries: number): Promise<Started> {
     // The entry bound is the one under study: the byte bound (4 MiB by default, about 2,800
     // of these records) is lifted out of its way.
     CACHE_MAX_BYTES: '17179869184',
-    // The fill sends 50 × 100 references at once; the default bulkhead (256 in flight, 1000
+    // The fill sends 50 × 100 references at once; the default cap (64 in flight, 1000
     // queued) would shed most of them, as it should in production.
     UPSTREAM_MAX_QUEUED: '100000',
     // The same for the one caller's share of them.

@@ -236,10 +236,13 @@ export const FEATURE_FRAMES: ReadonlyArray<{
   {
     name: 'breaker and bulkhead',
     leaf: false,
-    // cockatiel, and the HTTP layer's own steps around it (a closed circuit's calls skip the
-    // policy; their outcome is counted by `#countFailure` and the window's `success`).
+    // cockatiel's breaker, the cap's slots (src/upstream/slots.ts: the callers' shares queue
+    // through the same code, and their steps count here too), and the HTTP layer's own steps
+    // around them (a closed circuit's calls skip the policy; their outcome is counted by
+    // `#countFailure` and the window's `success`).
     matches: (f) =>
       f.url.includes('/node_modules/cockatiel/') ||
+      f.url.endsWith('/src/upstream/slots.ts') ||
       (f.url.endsWith('/src/upstream/http.ts') &&
         ['#guarded', 'guarded', '#countFailure'].includes(f.functionName)),
   },

@@ -547,7 +547,7 @@ export function loadConfig(env: Env): GatewayConfig {
       retryBaseDelayMs: readSetting(env, 'UPSTREAM_RETRY_BASE_DELAY_MS'),
       maxConnections,
       // One call per connection (HTTP/1.1 without pipelining): beyond, calls would only wait in
-      // the HTTP client's queue instead of the bulkhead's.
+      // the HTTP client's queue instead of the cap's.
       maxConcurrent: readSetting(env, 'UPSTREAM_MAX_CONCURRENT') ?? maxConnections,
       maxQueued: readSetting(env, 'UPSTREAM_MAX_QUEUED'),
       breakerFailureRate: readSetting(env, 'UPSTREAM_BREAKER_FAILURE_PERCENT') / 100,

@@ -104,8 +104,8 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 
 /**
  * The production features `BENCH_FEATURES_OFF` may turn off, for `npm run bench -- --features`
- * only (refused in production, see config.ts): `breaker` (the circuit breaker and the bulkhead
- * of upstream calls), `cache-write` (records are not stored), `single-flight` (concurrent
+ * only (refused in production, see config.ts): `breaker` (the circuit breaker and the cap on
+ * concurrent upstream calls), `cache-write` (records are not stored), `single-flight` (concurrent
  * misses of one key are not shared), `caller-share` (no per-caller cap on upstream calls),
  * `metrics` (no Prometheus observation on the request path).
  */

@@ -20,7 +20,7 @@
  * does, and overwrites the memory. Errors are never remembered.
  *
  * Reads for requests that have ended are not made: an upstream call still waiting for a slot of
- * its caller's share, or of the upstream's bulkhead, is dropped once every request waiting for it
+ * its caller's share, or of the upstream's cap, is dropped once every request waiting for it
  * (several, through the single flight) has ended, and so is a wait for another replica's read of
  * the same record (no call, nothing stored). A call in flight runs to its end and its answer is
  * stored.

@@ -1,21 +1,21 @@
 /**
  * The HTTP layer shared by both upstream clients: a keep-alive connection pool per upstream,
  * one time budget per read (retries included), retries of GETs on connection errors, 429, 502,
- * 503 and 504 with jittered exponential backoff, a circuit breaker and a cap on
- * concurrent calls (cockatiel).
+ * 503 and 504 with jittered exponential backoff, a circuit breaker (cockatiel) and a cap on
+ * concurrent calls (slots.ts).
  *
  * The retries are written here rather than with cockatiel's retry policy because two rules
  * depend on the remaining budget: a `Retry-After` that does not fit ends the read at once with
  * its value, and a backoff that does not fit returns the last answer instead of sleeping into a
- * timeout. cockatiel supplies the backoff, the breaker and the bulkhead.
+ * timeout. cockatiel supplies the backoff and the breaker. The cap is the queue the callers'
+ * shares use too, rather than cockatiel's bulkhead: that one keeps its queue's order only as long
+ * as no call arrives in the microtask between a slot's release and its hand-over, and its
+ * asynchronous steps around every call cost more than the cap's own counter.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   BrokenCircuitError,
-  type BulkheadPolicy,
-  BulkheadRejectedError,
-  bulkhead,
   type CircuitBreakerPolicy,
   CircuitState,
   circuitBreaker,
@@ -23,7 +23,6 @@ import {
   handleAll,
   type IBackoff,
   SamplingBreaker,
-  TaskCancelledError,
 } from 'cockatiel';
 import { type Dispatcher, Pool } from 'undici';
 import type { UpstreamPolicyConfig } from '../config.ts';
@@ -42,6 +41,7 @@ import {
   upstreamSpan,
   upstreamTarget,
 } from '../observability/tracing.ts';
+import { CALL_DROPPED, Slots } from './slots.ts';
 
 /** The final answer of one upstream read. */
 export interface HttpResult {
@@ -140,8 +140,11 @@ class CallTimedOut extends Error {
   override readonly name = 'TimeoutError';
 }
 
-/** The read's time budget ran out while its call waited for a slot of the bulkhead. */
+/** The read's time budget ran out while its call waited for a slot of the upstream's cap. */
 class SlotTimedOut extends Error {}
+
+/** The queue of calls waiting for a slot of the upstream's cap is full. */
+class CapQueueFull extends Error {}
 
 /**
  * One HTTP call's handler: gathers the answer's chunks and settles the call's promise once, with
@@ -259,7 +262,8 @@ export class UpstreamHttp {
   readonly #breaker: CircuitBreakerPolicy;
   /** The breaker's failure-rate window (what the policy consults and counts into). */
   readonly #sampling: SamplingBreaker;
-  readonly #bulkhead: BulkheadPolicy;
+  /** The cap on concurrent calls, and the queue of those waiting for a slot. */
+  readonly #slots: Slots;
   readonly #backoff: ExponentialBackoff<unknown>;
   /**
    * Records (keys) that failed within the breaker's window, until when: a record that fails on
@@ -295,7 +299,7 @@ export class UpstreamHttp {
     this.#breaker.onStateChange((state) =>
       this.#observer.breaker?.({ upstream: this.name, state: BREAKER_STATE[state] }),
     );
-    this.#bulkhead = bulkhead(options.policy.maxConcurrent, options.policy.maxQueued);
+    this.#slots = new Slots(options.policy.maxConcurrent, options.policy.maxQueued);
     this.#backoff = new ExponentialBackoff({
       initialDelay: options.policy.retryBaseDelayMs,
       maxDelay: options.policy.timeoutMs,
@@ -314,9 +318,9 @@ export class UpstreamHttp {
    * or a Retry-After beyond the budget.
    *
    * `abandoned` aborts once no request waits for the read any more. It is asked only when a call
-   * has to wait in the bulkhead's queue or for a retry: aborted, the call leaves that queue when
-   * its turn comes, or the retry is not made, and the read rejects with the signal's reason. A
-   * call in flight runs to its end.
+   * has to wait in the cap's queue or for a retry: aborted, the call leaves that queue when its
+   * turn comes (or its place in a full queue is wanted), or the retry is not made, and the read
+   * rejects with the signal's reason. A call in flight runs to its end.
    *
    * `accept` turns the final answer into what the read returns (the client's reading of it):
    * applied in the same step that ends the call, not in a step of its own; what it throws is
@@ -358,11 +362,10 @@ export class UpstreamHttp {
     if (deadline - started <= 0) {
       return Promise.reject(new UpstreamTimeoutError(this.name, this.#policy.timeoutMs));
     }
-    const signal = this.#waitSignal(read.abandoned);
     read.closedCount = false;
     let call: Promise<HttpResult>;
     try {
-      call = this.#guarded(read, attempt, signal);
+      call = this.#guarded(read, attempt);
     } catch (error) {
       call = Promise.reject(error);
     }
@@ -377,19 +380,10 @@ export class UpstreamHttp {
           read,
           attempt,
           backoff,
-          this.#failedAttempt(error, key, started, deadline, signal),
+          this.#failedAttempt(error, key, started, deadline, read.abandoned),
         );
       },
     );
-  }
-
-  /** The requests' signal only for a call that has to wait: a call that starts at once is made. */
-  #waitSignal(abandoned: (() => AbortSignal) | undefined): AbortSignal | undefined {
-    return abandoned &&
-      this.#bulkhead.executionSlots === 0 &&
-      !this.#policy.benchNoBreakerOrBulkhead
-      ? abandoned()
-      : undefined;
   }
 
   /** An attempt that ended with an answer to return (reported, and its key's failure forgotten). */
@@ -444,8 +438,9 @@ export class UpstreamHttp {
   }
 
   /**
-   * One call of `read` through the bulkhead and the breaker. `signal` (given only when the call
-   * has to wait for a slot) drops it from the bulkhead's queue once it aborts.
+   * One call of `read` through the upstream's cap (its {@link Slots}) and the breaker. A call
+   * that has to wait for a slot is dropped when its turn comes, or when its place in a full
+   * queue is wanted, once `read.abandoned` has aborted (no request waits for it any more).
    *
    * With the circuit closed the call is made as it is, and `read.closedCount` says that its
    * outcome is to be counted as the breaker's policy counts it when it ends (a success into the
@@ -460,11 +455,7 @@ export class UpstreamHttp {
    * took about 2 % more CPU): a slot frees as soon as a call in flight ends, each within its own
    * budget, and the call whose turn comes late is refused then.
    */
-  #guarded<T>(
-    read: Read<T>,
-    attempt: number,
-    signal: AbortSignal | undefined,
-  ): Promise<HttpResult> {
+  #guarded<T>(read: Read<T>, attempt: number): Promise<HttpResult> {
     const { path, headers, deadline } = read;
     /** `left`: what is left of the budget, when the caller has just read the clock. */
     const call = (left = deadline - performance.now()) => this.#once(path, headers, left, attempt);
@@ -484,7 +475,10 @@ export class UpstreamHttp {
       // The policy calls it later, with a context of its own: the budget read then.
       return this.#breaker.execute(() => call());
     };
-    return signal ? this.#bulkhead.execute(guarded, signal) : this.#bulkhead.execute(guarded);
+    // Whether the call is still wanted, asked only of one that has to wait.
+    const { abandoned } = read;
+    const gone = abandoned && !this.#slots.free ? () => abandoned().aborted : undefined;
+    return this.#slots.run(guarded, gone) ?? Promise.reject(new CapQueueFull());
   }
 
   /**
@@ -506,10 +500,10 @@ export class UpstreamHttp {
     key: string,
     started: number,
     deadline: number,
-    signal: AbortSignal | undefined,
+    abandoned: (() => AbortSignal) | undefined,
   ): Outcome {
     // Dropped from the queue (no request waits any more): not a failure of the upstream.
-    if (error instanceof TaskCancelledError && signal?.aborted) throw signal.reason;
+    if (error === CALL_DROPPED) throw abandoned?.().reason ?? error;
     // Its budget ran out while it waited for a slot: no call was made.
     if (error instanceof SlotTimedOut) {
       this.#observer.rejected?.({ upstream: this.name, reason: 'concurrency' });
@@ -530,7 +524,7 @@ export class UpstreamHttp {
       this.#observer.rejected?.({ upstream: this.name, reason: 'circuit_open' });
       throw new UpstreamUnavailableError(this.name, 'circuit open after repeated failures');
     }
-    if (error instanceof BulkheadRejectedError) {
+    if (error instanceof CapQueueFull) {
       this.#observer.rejected?.({ upstream: this.name, reason: 'concurrency' });
       throw new UpstreamUnavailableError(this.name, 'too many calls in flight');
     }

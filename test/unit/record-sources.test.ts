@@ -5,7 +5,7 @@
  * the service and its answer is what later reads serve, that an older read finishing last does
  * not overwrite a newer one, that two processes over one shared state missing one record
  * together make one upstream call, and that a call waiting in the caller's share or in the
- * upstream's bulkhead, or a retry, is made only while a request still waits for it.
+ * upstream's cap, or a retry, is made only while a request still waits for it.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { RecordSources } from '../../src/cache/sources.ts';
@@ -282,7 +282,7 @@ describe('record sources over the memory state', () => {
     expect(calls()).toBe(1);
   });
 
-  it("a call waiting in the upstream's bulkhead is dropped once no request waits for it; the one in flight is made and stored", async () => {
+  it("a call waiting for a slot of the upstream's cap is dropped once no request waits for it; the one in flight is made and stored", async () => {
     // One call in flight for the whole upstream, the others in its queue; no caller share.
     const read = sources(memoryState(), undefined, { maxConcurrent: 1, maxQueued: 10 });
     const { first, release } = holding('NT-BULK1');
@@ -291,7 +291,7 @@ describe('record sources over the memory state', () => {
     const z = new AbortController();
     const inFlight = read.transaction('NT-BULK1', { signal: () => x.signal });
     await first;
-    // Queued behind it in the bulkhead: one record Y alone waits for, one X and Z wait for.
+    // Queued behind it at the cap: one record Y alone waits for, one X and Z wait for.
     const gone = read.transaction('NT-BGONE1', { signal: () => y.signal });
     const kept = [
       read.transaction('NT-BKEPT1', { signal: () => x.signal }),

@@ -1,0 +1,151 @@
+/**
+ * Slots for upstream calls: at most `limit` calls at a time, the others waiting in a bounded
+ * queue in strict arrival order. The one queue of every upstream call, behind both the
+ * upstream's cap (one set of slots per upstream client) and each caller's share of it (one set
+ * per caller, see caller-share.ts).
+ *
+ * The slot of a call that settles is handed to the next waiting call in the same step, so no
+ * call arriving meanwhile can take it first. A waiting call whose requests have all ended (their
+ * clients gone) is never made: it is dropped when its turn comes, or as soon as its place in a
+ * full queue is wanted by another call, so it neither reaches the upstream nor holds a place
+ * that a live request needs. Whether it is still wanted is asked at those moments only: a call
+ * waits at no cost. A call already running runs to its end.
+ */
+
+/** What a call that was dropped while waiting rejects with (no request sees it). */
+export const CALL_DROPPED = new DOMException(
+  'No request waits for this call any more.',
+  'AbortError',
+);
+
+/**
+ * How often a full queue is looked through, at most (ms): a caller that keeps its queue full of
+ * live calls and sends more is refused without a look through the whole queue each time.
+ */
+export const SWEEP_INTERVAL_MS = 10;
+
+/** A call waiting for a slot: what it runs, how it settles, and whether it is still wanted. */
+interface Waiting {
+  work: () => Promise<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (reason: unknown) => void;
+  /** Whether no request waits for it any more. */
+  gone: (() => boolean) | undefined;
+}
+
+export interface SlotsOptions {
+  /** The clock of the sweeps' interval (ms; tests pass their own). */
+  now?: () => number;
+  /** Told when the last call has left (none running, none waiting). */
+  onIdle?: () => void;
+}
+
+export class Slots {
+  readonly #limit: number;
+  readonly #maxQueued: number;
+  readonly #now: () => number;
+  readonly #onIdle: (() => void) | undefined;
+  #active = 0;
+  /** The calls waiting, in arrival order; one dropped is deleted from anywhere in it. */
+  readonly #waiting = new Set<Waiting>();
+  /** When the full queue was last looked through for calls nobody waits for (ms). */
+  #sweptAt = Number.NEGATIVE_INFINITY;
+
+  /** `limit`: the calls at a time unless a call says otherwise; `maxQueued`: the queue's bound. */
+  constructor(limit: number, maxQueued: number, options: SlotsOptions = {}) {
+    this.#limit = limit;
+    this.#maxQueued = maxQueued;
+    this.#now = options.now ?? (() => performance.now());
+    this.#onIdle = options.onIdle;
+  }
+
+  /** Whether a call made now would run at once. */
+  get free(): boolean {
+    return this.#active < this.#limit && this.#waiting.size === 0;
+  }
+
+  /** Calls running. */
+  get active(): number {
+    return this.#active;
+  }
+
+  /** Calls waiting. */
+  get queued(): number {
+    return this.#waiting.size;
+  }
+
+  /**
+   * Runs `work` in a slot: at once when one is free (and no call waits before it), else once
+   * its turn comes. `gone` is asked only of a call that has to wait: when it says no request
+   * waits any more, the call rejects with {@link CALL_DROPPED}, `work` never run. Undefined when
+   * the queue is full (the caller says why it refuses). `limit` (default the slots' own) bounds
+   * the calls at a time for this call.
+   */
+  run<T>(
+    work: () => Promise<T>,
+    gone?: () => boolean,
+    limit = this.#limit,
+  ): Promise<T> | undefined {
+    if (this.#active < limit && this.#waiting.size === 0) {
+      this.#active += 1;
+      return this.#holding(work);
+    }
+    if (gone?.()) return Promise.reject(CALL_DROPPED);
+    const waiting = this.#waiting;
+    if (waiting.size >= this.#maxQueued && this.#dropGone() === 0) return undefined;
+    // The slot is handed over by the call that ends (`active` is not decremented then).
+    return new Promise<T>((resolve, reject) => {
+      waiting.add({ work, resolve: resolve as (value: unknown) => void, reject, gone });
+    });
+  }
+
+  /**
+   * Passes the slot of a call that settled on to the next call still wanted, or frees it. One
+   * function for all the calls.
+   */
+  readonly #release = (): void => {
+    // The next call still wanted takes the slot; those nobody waits for are dropped on the way.
+    for (const next of this.#waiting) {
+      this.#waiting.delete(next);
+      if (next.gone?.()) {
+        next.reject(CALL_DROPPED);
+        continue;
+      }
+      this.#holding(next.work).then(next.resolve, next.reject);
+      return;
+    }
+    this.#active -= 1;
+    if (this.#active === 0) this.#onIdle?.();
+  };
+
+  /**
+   * Drops the waiting calls no request waits for any more; how many it dropped. At most once
+   * per {@link SWEEP_INTERVAL_MS} (none dropped otherwise).
+   */
+  #dropGone(): number {
+    const now = this.#now();
+    if (now - this.#sweptAt < SWEEP_INTERVAL_MS) return 0;
+    this.#sweptAt = now;
+    let dropped = 0;
+    for (const call of this.#waiting) {
+      if (call.gone?.()) {
+        this.#waiting.delete(call);
+        call.reject(CALL_DROPPED);
+        dropped += 1;
+      }
+    }
+    return dropped;
+  }
+
+  /** Runs `work` in a slot already taken, and passes the slot on (or frees it) when it settles. */
+  #holding<T>(work: () => Promise<T>): Promise<T> {
+    let running: Promise<T>;
+    try {
+      running = work();
+    } catch (error) {
+      running = Promise.reject(error);
+    }
+    running.then(this.#release, this.#release);
+    return running;
+  }
+}

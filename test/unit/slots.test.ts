@@ -1,0 +1,114 @@
+import { describe, expect, it } from 'vitest';
+import { CALL_DROPPED, Slots } from '../../src/upstream/slots.ts';
+
+/** A work that runs until `finish` is called, noting `name` in `ran` when it starts. */
+function held(ran: string[], name: string): { work: () => Promise<string>; finish: () => void } {
+  let finish = () => {};
+  const work = () => {
+    ran.push(name);
+    return new Promise<string>((resolve) => {
+      finish = () => resolve(name);
+    });
+  };
+  return { work, finish: () => finish() };
+}
+
+/** A work that notes `name` in `ran` and ends at once. */
+const noting = (ran: string[], name: string) => async () => {
+  ran.push(name);
+  return name;
+};
+
+describe('Slots', () => {
+  it('runs at most its limit at once, the others in arrival order, and says when it is idle', async () => {
+    let idle = 0;
+    const slots = new Slots(2, 10, { onIdle: () => (idle += 1) });
+    const ran: string[] = [];
+    const a = held(ran, 'a');
+    const b = held(ran, 'b');
+    const running = [slots.run(a.work), slots.run(b.work)];
+    const waiting = ['c', 'd', 'e'].map((name) => slots.run(noting(ran, name)));
+    expect(ran).toEqual(['a', 'b']);
+    expect(slots.free).toBe(false);
+    expect(slots.queued).toBe(3);
+    b.finish();
+    a.finish();
+    expect(await Promise.all([...running, ...waiting])).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(ran).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(slots.active).toBe(0);
+    expect(slots.free).toBe(true);
+    expect(idle).toBe(1);
+  });
+
+  it('hands a freed slot to the call that waited, never to one that arrives meanwhile', async () => {
+    const slots = new Slots(1, 10);
+    const ran: string[] = [];
+    const a = held(ran, 'a');
+    const first = slots.run(a.work);
+    const waited = slots.run(noting(ran, 'waited'));
+    const later: Array<Promise<string> | undefined> = [];
+    // Calls arriving as the slot frees: in the same step, and in each of the microtasks after.
+    a.finish();
+    later.push(slots.run(noting(ran, 'late0')));
+    let depth = 0;
+    const arrive = () => {
+      depth += 1;
+      later.push(slots.run(noting(ran, `late${depth}`)));
+      if (depth < 4) queueMicrotask(arrive);
+    };
+    queueMicrotask(arrive);
+    // Every arrival has been made once the microtasks are over.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(later).toHaveLength(5);
+    await Promise.all([first, waited, ...later]);
+    expect(ran).toEqual(['a', 'waited', 'late0', 'late1', 'late2', 'late3', 'late4']);
+  });
+
+  it('refuses past its queue bound (undefined), and keeps a limit of its own for a call that brings one', async () => {
+    const slots = new Slots(1, 1);
+    const ran: string[] = [];
+    const a = held(ran, 'a');
+    const first = slots.run(a.work);
+    const queued = slots.run(noting(ran, 'queued'));
+    expect(slots.run(noting(ran, 'refused'))).toBeUndefined();
+    a.finish();
+    await Promise.all([first, queued]);
+    expect(ran).toEqual(['a', 'queued']);
+    // A call bringing a limit of 2 runs beside the one in flight.
+    const b = held(ran, 'b');
+    const second = slots.run(b.work, undefined, 2);
+    const beside = slots.run(noting(ran, 'beside'), undefined, 2);
+    await beside;
+    b.finish();
+    await second;
+    expect(ran).toEqual(['a', 'queued', 'b', 'beside']);
+  });
+
+  it('frees the slot of a work that throws or rejects', async () => {
+    const slots = new Slots(1, 10);
+    const thrown = slots.run(() => {
+      throw new Error('thrown');
+    });
+    const rejected = slots.run(() => Promise.reject(new Error('rejected')));
+    const after = slots.run(async () => 'after');
+    await expect(thrown).rejects.toThrow('thrown');
+    await expect(rejected).rejects.toThrow('rejected');
+    await expect(after).resolves.toBe('after');
+    expect(slots.active).toBe(0);
+  });
+
+  it('drops a waiting call nobody wants when its turn comes, without running it', async () => {
+    const slots = new Slots(1, 10);
+    const ran: string[] = [];
+    const a = held(ran, 'a');
+    const first = slots.run(a.work);
+    let left = false;
+    const dropped = slots.run(noting(ran, 'dropped'), () => left);
+    const kept = slots.run(noting(ran, 'kept'), () => false);
+    left = true;
+    a.finish();
+    await expect(dropped).rejects.toBe(CALL_DROPPED);
+    await Promise.all([first, kept]);
+    expect(ran).toEqual(['a', 'kept']);
+  });
+});
