@@ -248,7 +248,7 @@ export class GatewayMetrics {
 
   readonly upstreamRejected = new Counter({
     name: 'gateway_upstream_rejected_total',
-    help: "Upstream reads ended without a call, by reason (circuit_open; concurrency: the queue for a slot was full, or the read's time budget ran out while it waited for one).",
+    help: "Upstream reads ended without a call, by reason (circuit_open; concurrency: the queue for a slot was full, or the read's time budget ran out while it waited for one, at the upstream's cap or in its caller's share).",
     labelNames: ['upstream', 'reason', 'business'] as const,
     registers: [this.registry],
   });

@@ -360,6 +360,9 @@ export class UpstreamHttp {
     const { key, deadline } = read;
     const started = performance.now();
     if (deadline - started <= 0) {
+      // A first attempt begins with nothing left only after a wait in its caller's queue: a
+      // refusal for concurrency, as one whose turn at the cap comes too late.
+      if (attempt === 1) this.#observer.rejected?.({ upstream: this.name, reason: 'concurrency' });
       return Promise.reject(new UpstreamTimeoutError(this.name, this.#policy.timeoutMs));
     }
     read.closedCount = false;

@@ -147,10 +147,15 @@ describe('the time budget covers the waits', () => {
   });
 
   it("gives a call that waited in its caller's queue only what is left of its budget", async () => {
-    await hangingReadsBehindOne({
+    const gateway = await hangingReadsBehindOne({
       UPSTREAM_MAX_CONCURRENT_PER_CALLER: '1',
       SERVICE_UPSTREAM_MAX_CONCURRENT_PER_CALLER: '1',
     });
+    // The calls refused there are counted as those refused at the cap.
+    const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
+    expect(metrics).toMatch(
+      /gateway_upstream_rejected_total\{upstream="payment",reason="concurrency"\} [1-3]\b/,
+    );
   });
 });
 
