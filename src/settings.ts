@@ -426,7 +426,7 @@ export const SETTINGS = {
     65_536,
     17_179_869_184,
     4_194_304,
-    'Bound of the in-memory cache in (estimated) heap bytes of its records, beside `CACHE_MAX_ENTRIES`: 4 MiB holds about 2,800 transactions or 1,200 KYC users. Larger means more hits and more memory; `CACHE_URL` (Redis) for a large shared cache.',
+    'Bound of the in-memory cache in (estimated) heap bytes of its records, beside `CACHE_MAX_ENTRIES`: 4 MiB holds about 3,600 transactions or 1,200 KYC users. Larger means more hits and more memory; `CACHE_URL` (Redis) for a large shared cache.',
   ),
   CACHE_FREEZE_RECORDS: {
     schema: flag,

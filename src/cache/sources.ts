@@ -28,7 +28,7 @@
 import { hash } from 'node:crypto';
 import type { CacheConfig } from '../config.ts';
 import { type UpstreamName, UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.ts';
-import type { UpstreamKycUser, UpstreamTransaction } from '../model/records.ts';
+import { RECORD_FORMAT, type UpstreamKycUser, type UpstreamTransaction } from '../model/records.ts';
 import { isFinalStatus } from '../model/status.ts';
 import { settled } from '../state/records.ts';
 import type { KycClient, PaymentClient } from '../upstream/clients.ts';
@@ -89,13 +89,6 @@ export interface FlightLock {
     abandoned?: () => AbortSignal,
   ): Promise<T>;
 }
-
-/**
- * The form of the stored records (normalized, see upstream/shapes.ts), in every key: a replica
- * of another version, during a rolling deploy, or an entry left in Redis by one, then misses
- * instead of reading a record it does not understand.
- */
-const RECORD_FORMAT = 'v3';
 
 /** Cache keys name no person in clear: user references are hashed. */
 function kycKey(slug: string, userRef: string): string {

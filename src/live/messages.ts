@@ -16,6 +16,7 @@
  */
 import { SEALED_PREFIX, Sealer, type SealKeys } from '../cache/seal.ts';
 import { ErrorCode } from '../errors.ts';
+import { RECORD_FORMAT } from '../model/records.ts';
 import type { LiveRecord } from './hub.ts';
 
 /** Why a message was dropped (the metric's label). */
@@ -32,10 +33,11 @@ export type LiveMessage =
   /** The elected poller is alive; `since`: start of the poll sequence (epoch ms). */
   | { t: 'beat'; owner: string; since: number }
   /**
-   * A new record (sealed messages only: a record holds personal data); `pushedAt`: when the
-   * notification that fetched it arrived (a pushed record, not a poll).
+   * A new record (sealed messages only: a record holds personal data); `f`: its form
+   * (RECORD_FORMAT); `pushedAt`: when the notification that fetched it arrived (a pushed record,
+   * not a poll).
    */
-  | { t: 'record'; owner: string; record: LiveRecord; pushedAt?: number }
+  | { t: 'record'; owner: string; record: LiveRecord; f: string; pushedAt?: number }
   /** A new record was stored; read it from the cache (clear messages). */
   | { t: 'changed'; owner: string; pushedAt?: number }
   /** The watch ended with an error. */
@@ -146,12 +148,24 @@ export class LiveMessages {
         return validPushedAt(message.pushedAt) ? (message as LiveMessage) : undefined;
       case 'record':
         // Only an authenticated message may carry a record (sealed by a replica holding the key).
-        return this.#sealer &&
-          typeof message.record === 'object' &&
-          message.record !== null &&
-          validPushedAt(message.pushedAt)
-          ? (message as LiveMessage)
-          : undefined;
+        if (
+          !this.#sealer ||
+          typeof message.record !== 'object' ||
+          message.record === null ||
+          !validPushedAt(message.pushedAt)
+        ) {
+          return undefined;
+        }
+        // A record in another form (a replica of another version, during a rolling deploy) is
+        // not taken as it is: the receiver reads it again, as for a `changed` message.
+        if (message.f !== RECORD_FORMAT) {
+          return {
+            t: 'changed',
+            owner: message.owner,
+            ...(message.pushedAt !== undefined && { pushedAt: message.pushedAt as number }),
+          };
+        }
+        return message as LiveMessage;
       case 'error':
         return typeof message.code === 'string' &&
           CODES.has(message.code) &&

@@ -34,7 +34,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { BadUserInputError, GatewayError } from '../errors.ts';
-import type { UpstreamKycUser, UpstreamTransaction } from '../model/records.ts';
+import { RECORD_FORMAT, type UpstreamKycUser, type UpstreamTransaction } from '../model/records.ts';
 import { outsideRequests } from '../observability/request-context.ts';
 import { SealedChannels } from '../state/channel.ts';
 import type { SharedState } from '../state/index.ts';
@@ -392,7 +392,7 @@ export class LiveHub implements LiveStatusHub {
       event.type === 'error'
         ? { t: 'error', owner, code: event.code, message: event.message }
         : this.#messages.sealed
-          ? { t: 'record', owner, record: event.record, ...pushed }
+          ? { t: 'record', owner, record: event.record, f: RECORD_FORMAT, ...pushed }
           : { t: 'changed', owner, ...pushed };
     void this.#state.orLocally(
       'live',

@@ -7,7 +7,14 @@
  * these types.
  */
 import type { TransactionStatus } from '../graphql/generated/resolvers-types.ts';
-import type { Money } from './money.ts';
+import { type Decimal, decimalOfDouble, type Money, parseDecimal, toMoney } from './money.ts';
+
+/**
+ * The form of the records below, part of every key they are stored under and of every record a
+ * replica sends another: a replica of another version, during a rolling deploy, then reads the
+ * record again instead of taking one in a form it does not know.
+ */
+export const RECORD_FORMAT = 'v4';
 
 /** The form of a transaction reference: `NT-` followed by 1 to 64 letters and digits. */
 export const TX_REF = /^NT-[A-Za-z0-9]{1,64}$/;
@@ -22,6 +29,33 @@ export const UNREADABLE: Unreadable = Object.freeze({ unreadable: true });
 
 export function isUnreadable(value: unknown): value is Unreadable {
   return typeof value === 'object' && value !== null && 'unreadable' in value;
+}
+
+/**
+ * An amount exactly as the upstream wrote it, already read once as a decimal: a JSON number of at
+ * most 15 significant digits (which a double keeps exactly), or text (the upstream's string, or a
+ * longer number's own digits). Kept as it came rather than as `Money`: most queries ask for the
+ * rounded amount alone, and `Money` is written out only for the fields that ask for it
+ * ({@link moneyOfExact}).
+ */
+export type ExactAmount = number | string;
+
+/** The decimal of an exact amount; undefined for one that does not read as a decimal. */
+export function decimalOfExact(exact: ExactAmount): Decimal | undefined {
+  return typeof exact === 'string' ? parseDecimal(exact) : decimalOfDouble(exact);
+}
+
+/**
+ * An exact amount stated in the record's currency: `Money`, or unreadable when there is no
+ * currency to state it in (or, in a record altered in its store, no decimal to read).
+ */
+export function moneyOfExact(
+  exact: ExactAmount | null,
+  currency: string | null,
+): Money | Unreadable | null {
+  if (exact === null) return null;
+  const decimal = decimalOfExact(exact);
+  return decimal === undefined || currency === null ? UNREADABLE : toMoney(decimal, currency);
 }
 
 /** An upstream time as an ISO 8601 instant, `null` when absent. */
@@ -59,10 +93,10 @@ export interface UpstreamTransaction {
   readonly amount: number | null;
   readonly appFee: number | null;
   readonly merchantFee: number | null;
-  /** Unreadable when there is an amount but no currency to state it in. */
-  readonly amountMoney: Money | Unreadable | null;
-  readonly appFeeMoney: Money | Unreadable | null;
-  readonly merchantFeeMoney: Money | Unreadable | null;
+  /** The amounts exactly (the schema's `…Money` fields: {@link moneyOfExact}). */
+  readonly amountExact: ExactAmount | null;
+  readonly appFeeExact: ExactAmount | null;
+  readonly merchantFeeExact: ExactAmount | null;
   /** Trimmed, in capitals; `null` when missing (the `currency` field then fails). */
   readonly currency: string | null;
   readonly checkoutPoint: string | null;

@@ -13,7 +13,7 @@ import type {
 } from '../graphql/generated/resolvers-types.ts';
 import { checkText } from '../model/input.ts';
 import { type Decimal, isCurrencyCode, minorUnitsOf, parseDecimal } from '../model/money.ts';
-import { isUnreadable, type UpstreamTransaction } from '../model/records.ts';
+import { decimalOfExact, type UpstreamTransaction } from '../model/records.ts';
 import type { ClaimStore } from './claims.ts';
 
 /** An order as `confirmPayment` compares it: checked, the currency in capitals. */
@@ -86,9 +86,9 @@ export function compareWithOrder(record: UpstreamTransaction, order: Order): Pay
   if (record.status !== 'SUCCESSFUL' || !record.succeeded) problems.push('NOT_SUCCESSFUL');
   const sameCurrency = record.currency === order.currency;
   if (sameCurrency) {
-    const paid = record.amountMoney;
+    const paid = record.amountExact;
     // No amount reported: nothing is shown paid.
-    const amount = paid === null || isUnreadable(paid) ? undefined : parseDecimal(paid.amount);
+    const amount = paid === null ? undefined : decimalOfExact(paid);
     const comparison = amount === undefined ? -1 : compareDecimals(amount, order.amount);
     if (comparison < 0) problems.push('AMOUNT_TOO_LOW');
     if (comparison > 0) problems.push('AMOUNT_TOO_HIGH');

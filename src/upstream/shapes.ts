@@ -4,7 +4,7 @@
  * into the record in the same step (hand-written, no schema library: a schema library's
  * transforms and unions cost more than the rest of a record's reading). What leaves this module
  * is the record the resolvers serve (its types in src/model/records.ts): times already instants, amounts already
- * exact `Money`, the status already mapped, the card already split. It is plain JSON data, so
+ * read as exact decimals (and rounded for the `Float` fields), the status already mapped, the card already split. It is plain JSON data, so
  * the cache (memory or Redis) keeps it as it is and a cache hit reads properties, nothing more.
  * Codegen maps each schema type to one of these records.
  *
@@ -19,15 +19,13 @@ import { parseExpiry } from '../model/card.ts';
 import {
   type Decimal,
   decimalOfDouble,
-  type Money,
   minorUnitsOf,
   parseDecimal,
-  toMoney,
   toRoundedNumber,
 } from '../model/money.ts';
 import {
+  type ExactAmount,
   UNREADABLE,
-  type Unreadable,
   type UpstreamCard,
   type UpstreamCustomer,
   type UpstreamKycCheck,
@@ -193,12 +191,6 @@ function digits(value: string | null, keep: 'leading' | 'trailing', count: numbe
   const only = value.replace(/\D/g, '');
   if (only === '') return null;
   return keep === 'leading' ? only.slice(0, count) : only.slice(-count);
-}
-
-/** An amount stated in the record's currency, or why it cannot be. */
-function moneyOf(amount: Decimal | null, currency: string | null): Money | Unreadable | null {
-  if (amount === null) return null;
-  return currency === null ? UNREADABLE : toMoney(amount, currency);
 }
 
 function rounded(amount: Decimal | null, minorUnits: number): number | null {
@@ -389,9 +381,10 @@ function buildShapes(zone: string) {
       amount: rounded(amount, minorUnits),
       appFee: rounded(appFee, minorUnits),
       merchantFee: rounded(merchantFee, minorUnits),
-      amountMoney: moneyOf(amount, currency),
-      appFeeMoney: moneyOf(appFee, currency),
-      merchantFeeMoney: moneyOf(merchantFee, currency),
+      // As the upstream wrote them (moneyAt read each as a decimal: a string or a finite number).
+      amountExact: amount === null ? null : (d.amount as ExactAmount),
+      appFeeExact: appFee === null ? null : (d.appFee as ExactAmount),
+      merchantFeeExact: merchantFee === null ? null : (d.merchantFee as ExactAmount),
       currency,
       checkoutPoint,
       paymentRef,

@@ -186,7 +186,7 @@ describe.skipIf(skip)('persisted-query registration is bounded, two processes on
         await query(b, `{ transaction(txRef: "${txRef}") { status } }`, victim);
       const callsAfter = refs.reduce((n, txRef) => n + bench.payment.callsFor(txRef), 0);
       let kept = 0;
-      for (const txRef of refs) kept += await redisNumber(['EXISTS', `gw:cache:tx:v3:${txRef}`]);
+      for (const txRef of refs) kept += await redisNumber(['EXISTS', `gw:cache:tx:v4:${txRef}`]);
       console.info(
         `[persisted-bounds] 700 registrations of 60 KB from one caller in ${Date.now() - started} ms: Redis used_memory +${(grown / 1024 / 1024).toFixed(2)} MiB, evicted_keys ${evicted}, records kept ${kept}/60, extra upstream calls ${callsAfter - callsBefore}`,
       );

@@ -158,7 +158,7 @@ describe.skipIf(skip)('two businesses, two replicas, one Redis', () => {
     const [tokenA, tokenB] = await Promise.all([token(A, 'svc-copy'), token(B, 'svc-copy')]);
     const txRef = `NT-GEN${process.pid}8`;
     expectOwn(JSON.stringify((await query(one, TX(txRef), tokenA)).body), A);
-    const keyOf = (business: string) => `gw:cache:biz:${business}:tx:v3:${txRef}`;
+    const keyOf = (business: string) => `gw:cache:biz:${business}:tx:v4:${txRef}`;
     expect(await redis.command(['EXISTS', keyOf(A)])).toBe(1);
     // A hostile writer on Redis puts A's record where B's would be (B has none yet).
     expect(await redis.command(['COPY', keyOf(A), keyOf(B), 'REPLACE'])).toBe(1);

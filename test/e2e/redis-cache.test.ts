@@ -96,7 +96,7 @@ describe.skipIf(skip)('two gateway processes sharing one Redis', () => {
 
     // The entry is plain JSON under a namespaced key, after its order (`m:<fetchedAt>|`),
     // kept for TTL + stale window (24 h + 7 d).
-    const key = `gw:cache:tx:v3:${txRef}`;
+    const key = `gw:cache:tx:v4:${txRef}`;
     const held = String(await redis.command(['GET', key]));
     expect(held).toMatch(/^m:\d{13}\|\{/);
     const stored = JSON.parse(held.replace(/^m:\d+\|/, '')) as {
@@ -142,15 +142,19 @@ describe.skipIf(skip)('two gateway processes sharing one Redis', () => {
     expect((await query(b, EXACT(txRef), token)).body).toEqual(first.body);
     expect(callsFor(txRef)).toBe(1);
 
-    // What Redis holds is the normalized record, as JSON: nothing is left to convert on a hit.
-    const held = String(await redis.command(['GET', `gw:cache:tx:v3:${txRef}`]));
+    // What Redis holds is the normalized record, as JSON, its amounts exactly as the upstream
+    // wrote them (here as their digits: the body holds a number of more than 15 digits, so each
+    // amount was read from its text): on a hit only the Money fields asked for are written out.
+    const held = String(await redis.command(['GET', `gw:cache:tx:v4:${txRef}`]));
     const stored = JSON.parse(held.replace(/^m:\d+\|/, '')) as {
       value: { value: Record<string, unknown> };
     };
     expect(stored.value.value).toMatchObject({
       status: 'SUCCESSFUL',
       timestamp: '2024-01-05T15:04:05.000Z',
-      amountMoney: { amount: '10.125', amountMinor: '10125' },
+      amountExact: '10.125',
+      appFeeExact: '12345678901234567.891',
+      merchantFeeExact: '0.0005',
       card: { first6: '411111', expiryYear: 2030 },
     });
     expect(JSON.stringify(stored)).not.toContain('4111111111111111');
@@ -178,7 +182,7 @@ describe.skipIf(skip)('two gateway processes sharing one Redis', () => {
       }
     }
     expect(keys.filter((key) => key.startsWith('gw:cache:kyc:'))).toEqual([
-      expect.stringMatching(/^gw:cache:kyc:v3:[A-Za-z0-9_-]{43}$/),
+      expect.stringMatching(/^gw:cache:kyc:v4:[A-Za-z0-9_-]{43}$/),
     ]);
   });
 

@@ -133,7 +133,7 @@ describe.skipIf(skip)('Redis stopped and started again under a serving gateway',
     // The cache is used again: a new record lands in Redis and is served from it.
     const fresh = `NT-BACK${Date.now()}`;
     await timedQuery(fresh);
-    expect(await redis.command(['EXISTS', `gw:cache:tx:v3:${fresh}`])).toBe(1);
+    expect(await redis.command(['EXISTS', `gw:cache:tx:v4:${fresh}`])).toBe(1);
     await timedQuery(fresh);
     expect(callsFor(fresh)).toBe(1);
     // And the shared rate limit is back: 2 allowed, then refused.

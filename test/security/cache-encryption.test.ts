@@ -130,7 +130,7 @@ async function txCacheEvents(
   return line === undefined ? 0 : Number(line.split(' ').pop());
 }
 
-const txKey = (txRef: string) => `gw:cache:tx:v3:${txRef}`;
+const txKey = (txRef: string) => `gw:cache:tx:v4:${txRef}`;
 
 describe.skipIf(skip)('records in Redis under CACHE_ENCRYPTION_KEY', () => {
   /** Without a key (the control: what the scan must find when nothing is encrypted). */

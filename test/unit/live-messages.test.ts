@@ -6,12 +6,12 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type LiveMessage, LiveMessages, type RejectReason } from '../../src/live/messages.ts';
-import type { UpstreamTransaction } from '../../src/model/records.ts';
+import { RECORD_FORMAT, type UpstreamTransaction } from '../../src/model/records.ts';
 
 const CHANNEL = 'gw:live:events:NT-ONE1';
 const OTHER = 'gw:live:events:NT-TWO2';
 const record = { txRef: 'NT-ONE1', status: 'SUCCESSFUL' } as unknown as UpstreamTransaction;
-const RECORD: LiveMessage = { t: 'record', owner: 'replica-a', record };
+const RECORD: LiveMessage = { t: 'record', owner: 'replica-a', record, f: RECORD_FORMAT };
 const BEAT: LiveMessage = { t: 'beat', owner: 'replica-a', since: 1 };
 
 function codec(keys?: { key: Buffer; oldKeys: Buffer[] }) {
@@ -45,6 +45,27 @@ describe('LiveMessages', () => {
       'unauthenticated',
       'unauthenticated',
     ]);
+  });
+
+  it("takes a record in another form (another version's replica) as a sign to read it again", () => {
+    const { messages, rejected } = codec({ key: randomBytes(32), oldKeys: [] });
+    const older = {
+      t: 'record',
+      owner: 'replica-a',
+      record,
+      pushedAt: 5,
+    } as unknown as LiveMessage;
+    expect(messages.open(CHANNEL, messages.seal(CHANNEL, older))).toEqual({
+      t: 'changed',
+      owner: 'replica-a',
+      pushedAt: 5,
+    });
+    const other = { ...RECORD, f: 'v0' } as LiveMessage;
+    expect(messages.open(CHANNEL, messages.seal(CHANNEL, other))).toEqual({
+      t: 'changed',
+      owner: 'replica-a',
+    });
+    expect(rejected).toEqual([]);
   });
 
   it('during a key rotation, messages sealed with the old key still open', () => {

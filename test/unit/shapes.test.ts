@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { moneyOfExact, type UpstreamTransaction } from '../../src/model/records.ts';
 import {
   describeIssue,
   moneySourceReviver,
@@ -11,6 +12,15 @@ const { transactionResponse: transactionResponseShape, kycResponse: kycResponseS
   upstreamShapes('UTC');
 
 type Json = Record<string, unknown>;
+
+/** What the schema's `…Money` fields serve for the amounts of a record read. */
+function moneys(data: Omit<UpstreamTransaction, 'txRef' | 'event'>) {
+  return {
+    amountMoney: moneyOfExact(data.amountExact, data.currency),
+    appFeeMoney: moneyOfExact(data.appFeeExact, data.currency),
+    merchantFeeMoney: moneyOfExact(data.merchantFeeExact, data.currency),
+  };
+}
 
 function transactionBody(data: Json = {}, top: Json = {}): Json {
   return {
@@ -94,6 +104,11 @@ function parseKyc(body: unknown) {
 
 describe('transactionResponseShape', () => {
   it('accepts a full valid record and normalizes every field once', () => {
+    expect(moneys(parseTransaction(transactionBody()).data)).toEqual({
+      amountMoney: { amount: '15000.50', currency: 'NGN', minorUnits: 2, amountMinor: '1500050' },
+      appFeeMoney: { amount: '225.01', currency: 'NGN', minorUnits: 2, amountMinor: '22501' },
+      merchantFeeMoney: { amount: '0.00', currency: 'NGN', minorUnits: 2, amountMinor: '0' },
+    });
     expect(parseTransaction(transactionBody())).toEqual({
       event: 'PAYMENT_FAILED',
       data: {
@@ -103,9 +118,9 @@ describe('transactionResponseShape', () => {
         amount: 15000.5,
         appFee: 225.01,
         merchantFee: 0,
-        amountMoney: { amount: '15000.50', currency: 'NGN', minorUnits: 2, amountMinor: '1500050' },
-        appFeeMoney: { amount: '225.01', currency: 'NGN', minorUnits: 2, amountMinor: '22501' },
-        merchantFeeMoney: { amount: '0.00', currency: 'NGN', minorUnits: 2, amountMinor: '0' },
+        amountExact: 15000.5,
+        appFeeExact: 225.01,
+        merchantFeeExact: 0,
         currency: 'NGN',
         checkoutPoint: 'https://shop.example/checkout',
         paymentRef: 'PAY-123',
@@ -175,9 +190,9 @@ describe('transactionResponseShape', () => {
     expect(data.amount).toBe(15000.5);
     expect(data.appFee).toBe(225);
     expect(data.merchantFee).toBe(-1.5);
-    expect(data.amountMoney).toMatchObject({ amount: '15000.50', amountMinor: '1500050' });
-    expect(data.appFeeMoney).toMatchObject({ amount: '225.00', amountMinor: '22500' });
-    expect(data.merchantFeeMoney).toMatchObject({ amount: '-1.50', amountMinor: '-150' });
+    expect(moneys(data).amountMoney).toMatchObject({ amount: '15000.50', amountMinor: '1500050' });
+    expect(moneys(data).appFeeMoney).toMatchObject({ amount: '225.00', amountMinor: '22500' });
+    expect(moneys(data).merchantFeeMoney).toMatchObject({ amount: '-1.50', amountMinor: '-150' });
   });
 
   it('states amounts in the currency, trimmed and in capitals', () => {
@@ -186,22 +201,22 @@ describe('transactionResponseShape', () => {
     );
     expect(data.currency).toBe('KWD');
     expect(data.amount).toBe(10.125);
-    expect(data.amountMoney).toEqual({
+    expect(moneys(data).amountMoney).toEqual({
       amount: '10.125',
       currency: 'KWD',
       minorUnits: 3,
       amountMinor: '10125',
     });
-    expect(data.appFeeMoney).toMatchObject({ amount: '1.000', amountMinor: '1000' });
-    expect(data.merchantFeeMoney).toBeNull();
+    expect(moneys(data).appFeeMoney).toMatchObject({ amount: '1.000', amountMinor: '1000' });
+    expect(moneys(data).merchantFeeMoney).toBeNull();
   });
 
   it('marks the amounts unreadable when there is no currency to state them in', () => {
     const { data } = parseTransaction(transactionBody({ currency: '  ', merchantFee: null }));
     expect(data.currency).toBeNull();
     expect(data.amount).toBe(15000.5);
-    expect(data.amountMoney).toEqual({ unreadable: true });
-    expect(data.merchantFeeMoney).toBeNull();
+    expect(moneys(data).amountMoney).toEqual({ unreadable: true });
+    expect(moneys(data).merchantFeeMoney).toBeNull();
   });
 
   it('reads amounts exactly from the JSON text through moneySourceReviver', () => {
@@ -209,24 +224,27 @@ describe('transactionResponseShape', () => {
       '{"data":{"txStatus":"SUCCESSFUL","currency":"NGN","amount":12345678901234567.89,' +
       '"appFee":0.30000000000000004,"merchantFee":1500.505,"customer":{"amount":1.10}}}';
     const { data } = parseTransaction(JSON.parse(text, moneySourceReviver));
-    expect(data.amountMoney).toMatchObject({
+    expect(moneys(data).amountMoney).toMatchObject({
       amount: '12345678901234567.89',
       amountMinor: '1234567890123456789',
     });
-    expect(data.appFeeMoney).toMatchObject({
+    expect(moneys(data).appFeeMoney).toMatchObject({
       amount: '0.30000000000000004',
       amountMinor: '30',
     });
     expect(data.appFee).toBe(0.3);
-    expect(data.merchantFeeMoney).toMatchObject({ amount: '1500.505', amountMinor: '150051' });
+    expect(moneys(data).merchantFeeMoney).toMatchObject({
+      amount: '1500.505',
+      amountMinor: '150051',
+    });
     expect(data.merchantFee).toBe(1500.51);
   });
 
   it('accepts an amount in exponent notation, exactly', () => {
     const text = '{"data":{"txStatus":"S","currency":"NGN","amount":1.5E3,"appFee":25e-3}}';
     const { data } = parseTransaction(JSON.parse(text, moneySourceReviver));
-    expect(data.amountMoney).toMatchObject({ amount: '1500.00', amountMinor: '150000' });
-    expect(data.appFeeMoney).toMatchObject({ amount: '0.025', amountMinor: '3' });
+    expect(moneys(data).amountMoney).toMatchObject({ amount: '1500.00', amountMinor: '150000' });
+    expect(moneys(data).appFeeMoney).toMatchObject({ amount: '0.025', amountMinor: '3' });
   });
 
   it('rejects an amount that is not a number', () => {
@@ -277,7 +295,7 @@ describe('transactionResponseShape', () => {
     expect(data.status).toBe('PENDING');
     expect(data.rawStatus).toBe('PENDING');
     expect(data.amount).toBeNull();
-    expect(data.amountMoney).toBeNull();
+    expect(moneys(data).amountMoney).toBeNull();
     expect(data.succeeded).toBe(false);
     expect(data.currency).toBeNull();
     expect(data.timestamp).toBeNull();

@@ -1,4 +1,5 @@
 import { UpstreamBadResponseError } from '../../../errors.ts';
+import { moneyOfExact } from '../../../model/records.ts';
 import type { TransactionResolvers } from '../../generated/resolvers-types.ts';
 import { readTransaction } from '../Query/transaction.ts';
 import { readable } from '../unreadable.ts';
@@ -15,8 +16,10 @@ export const Transaction: TransactionResolvers = {
     if (tx.currency === null) throw new UpstreamBadResponseError('payment', NO_CURRENCY);
     return tx.currency;
   },
-  amountMoney: (tx) => readable(tx.amountMoney, 'payment', NO_CURRENCY),
-  appFeeMoney: (tx) => readable(tx.appFeeMoney, 'payment', NO_CURRENCY),
-  merchantFeeMoney: (tx) => readable(tx.merchantFeeMoney, 'payment', NO_CURRENCY),
+  // Written out from the exact amount only for the fields asked for.
+  amountMoney: (tx) => readable(moneyOfExact(tx.amountExact, tx.currency), 'payment', NO_CURRENCY),
+  appFeeMoney: (tx) => readable(moneyOfExact(tx.appFeeExact, tx.currency), 'payment', NO_CURRENCY),
+  merchantFeeMoney: (tx) =>
+    readable(moneyOfExact(tx.merchantFeeExact, tx.currency), 'payment', NO_CURRENCY),
   timestamp: (tx) => readable(tx.timestamp, 'payment', 'data.txTimestamp is not a readable time'),
 };
