@@ -18,6 +18,7 @@ import {
   describeIssue,
   moneySourceReviver,
   scanJson,
+  UpstreamIssue,
   type UpstreamShape,
   type UpstreamShapes,
   upstreamShapes,
@@ -81,9 +82,15 @@ export function readAnswer<T>(
       throw new UpstreamBadResponseError(upstream, 'the answer is for another record');
     }
   }
-  const parsed = shape.safeParse(json);
-  if (!parsed.success) throw new UpstreamBadResponseError(upstream, describeIssue(parsed.error));
-  return parsed.data;
+  // `parse` rather than `safeParse`: no result object per record.
+  try {
+    return shape.parse(json);
+  } catch (error) {
+    if (error instanceof UpstreamIssue) {
+      throw new UpstreamBadResponseError(upstream, describeIssue(error));
+    }
+    throw error;
+  }
 }
 
 /** What both clients share: the HTTP policy of one upstream and the shapes of one time zone. */

@@ -297,19 +297,23 @@ export interface UpstreamShape<T> {
 }
 
 function shape<T>(read: (r: Reader, json: unknown) => T): UpstreamShape<T> {
-  const safeParse = (json: unknown): ShapeResult<T> => {
-    try {
-      return { success: true, data: read(new Reader(), json) };
-    } catch (error) {
-      if (error instanceof UpstreamIssue) return { success: false, error };
-      throw error;
-    }
+  // One reader for every body of this shape: a read runs to its end in one synchronous step, and
+  // starts from an empty path (a refusal copies the path it names).
+  const reader = new Reader();
+  const parse = (json: unknown): T => {
+    reader.path.length = 0;
+    return read(reader, json);
   };
   return {
-    safeParse,
-    parse(json) {
-      return read(new Reader(), json);
+    safeParse(json) {
+      try {
+        return { success: true, data: parse(json) };
+      } catch (error) {
+        if (error instanceof UpstreamIssue) return { success: false, error };
+        throw error;
+      }
     },
+    parse,
   };
 }
 

@@ -272,6 +272,16 @@ describe('transactionResponseShape', () => {
     if (!result.success) expect(describeIssue(result.error)).toContain('data.amount');
   });
 
+  it('names only its own path in each refusal, whatever the body read before it refused', () => {
+    // A refusal deep in the card, then one at the top of data, then a body read in full.
+    const card = transactionError(transactionBody({ card: { cardType: {} } }));
+    expect(card.path).toEqual(['data', 'card', 'cardType']);
+    const top = transactionError(transactionBody({ txStatus: 2 }));
+    expect(top.path).toEqual(['data', 'txStatus']);
+    expect(parseTransaction(transactionBody()).data.status).toBe('FAILED');
+    expect(transactionError(transactionBody({ amount: 'lots' })).path).toEqual(['data', 'amount']);
+  });
+
   it('rejects a record without txStatus', () => {
     const body = transactionBody();
     delete (body.data as Json).txStatus;
