@@ -101,7 +101,8 @@ export class MemoryVersionedStore<E extends Versioned> implements VersionedStore
 
   /** In one synchronous step: nothing else runs between the look and the write. */
   writeIfNewer(key: string, entry: E, ttlMs: number): WriteOutcome {
-    const held = this.#lru.get(key);
+    // A look without moving the entry up (the write that follows does, or the entry stands).
+    const held = this.#lru.peek(key);
     if (held && outranks(held.fetchedAt, entry.fetchedAt ?? 0)) return 'kept';
     this.#lru.set(key, entry as E & object, { ttl: ttlMs });
     return 'written';
