@@ -64,7 +64,11 @@ export class CallerShare {
     );
   }
 
-  /** A caller's slots, made when it has its first call in flight. */
+  /**
+   * A caller's slots, made when it has its first call in flight. Each call brings its class's
+   * limit (a caller's tokens may differ in scopes), so the slots' own limit is never the one that
+   * applies.
+   */
   #enter(caller: string): Slots {
     const slots: Slots = new Slots(this.#limits.service, this.#maxQueued, {
       now: this.#now,

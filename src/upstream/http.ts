@@ -362,8 +362,11 @@ export class UpstreamHttp {
     if (deadline - started <= 0) {
       // A first attempt begins with nothing left only after a wait in its caller's queue: a
       // refusal for concurrency, as one whose turn at the cap comes too late.
-      if (attempt === 1) this.#observer.rejected?.({ upstream: this.name, reason: 'concurrency' });
-      return Promise.reject(new UpstreamTimeoutError(this.name, this.#policy.timeoutMs));
+      return Promise.reject(
+        attempt === 1
+          ? this.#waitedTooLong()
+          : new UpstreamTimeoutError(this.name, this.#policy.timeoutMs),
+      );
     }
     read.closedCount = false;
     let call: Promise<HttpResult>;
@@ -485,6 +488,15 @@ export class UpstreamHttp {
   }
 
   /**
+   * A read whose budget ran out while it waited in a queue (its caller's, or the cap's): no call
+   * made, counted as refused for concurrency, UPSTREAM_TIMEOUT to the caller.
+   */
+  #waitedTooLong(): UpstreamTimeoutError {
+    this.#observer.rejected?.({ upstream: this.name, reason: 'concurrency' });
+    return new UpstreamTimeoutError(this.name, this.#policy.timeoutMs);
+  }
+
+  /**
    * A failure of a call made while the circuit was closed, counted through the policy (which
    * opens the circuit when the rate is reached). Opened meanwhile by other calls: already open,
    * it is not counted again.
@@ -508,10 +520,7 @@ export class UpstreamHttp {
     // Dropped from the queue (no request waits any more): not a failure of the upstream.
     if (error === CALL_DROPPED) throw abandoned?.().reason ?? error;
     // Its budget ran out while it waited for a slot: no call was made.
-    if (error instanceof SlotTimedOut) {
-      this.#observer.rejected?.({ upstream: this.name, reason: 'concurrency' });
-      throw new UpstreamTimeoutError(this.name, this.#policy.timeoutMs);
-    }
+    if (error instanceof SlotTimedOut) throw this.#waitedTooLong();
     if (error instanceof FailedAnswer) {
       this.#failed(key);
       const retryable = RETRYABLE_STATUS.has(error.result.status);

@@ -1,10 +1,14 @@
 import { UpstreamBadResponseError } from '../../../errors.ts';
-import { moneyOfExact } from '../../../model/records.ts';
+import { type ExactAmount, moneyOfExact } from '../../../model/records.ts';
 import type { TransactionResolvers } from '../../generated/resolvers-types.ts';
 import { readTransaction } from '../Query/transaction.ts';
 import { readable } from '../unreadable.ts';
 
 const NO_CURRENCY = 'data.currency is missing';
+
+/** A `…Money` field: written out from the exact amount, only for the fields asked for. */
+const money = (exact: ExactAmount | null, currency: string | null) =>
+  readable(moneyOfExact(exact, currency), 'payment', NO_CURRENCY);
 
 /** The record was normalized when it arrived: the other fields are its properties as they are. */
 export const Transaction: TransactionResolvers = {
@@ -16,10 +20,8 @@ export const Transaction: TransactionResolvers = {
     if (tx.currency === null) throw new UpstreamBadResponseError('payment', NO_CURRENCY);
     return tx.currency;
   },
-  // Written out from the exact amount only for the fields asked for.
-  amountMoney: (tx) => readable(moneyOfExact(tx.amountExact, tx.currency), 'payment', NO_CURRENCY),
-  appFeeMoney: (tx) => readable(moneyOfExact(tx.appFeeExact, tx.currency), 'payment', NO_CURRENCY),
-  merchantFeeMoney: (tx) =>
-    readable(moneyOfExact(tx.merchantFeeExact, tx.currency), 'payment', NO_CURRENCY),
+  amountMoney: (tx) => money(tx.amountExact, tx.currency),
+  appFeeMoney: (tx) => money(tx.appFeeExact, tx.currency),
+  merchantFeeMoney: (tx) => money(tx.merchantFeeExact, tx.currency),
   timestamp: (tx) => readable(tx.timestamp, 'payment', 'data.txTimestamp is not a readable time'),
 };
