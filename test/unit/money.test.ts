@@ -9,6 +9,7 @@ import {
   toMoney,
   toRoundedNumber,
 } from '../../src/model/money.ts';
+import { moneyOfExact, UNREADABLE } from '../../src/model/records.ts';
 
 function decimal(text: string): Decimal {
   const value = parseDecimal(text);
@@ -114,6 +115,30 @@ describe('toMoney', () => {
       minorUnits: 2,
       amountMinor: '750',
     });
+  });
+});
+
+describe('moneyOfExact (the …Money fields, from the amount a record keeps)', () => {
+  it('writes the same Money from a number and from its text, and nothing for no amount', () => {
+    const written = { amount: '1500.505', currency: 'NGN', minorUnits: 2, amountMinor: '150051' };
+    expect(moneyOfExact(1500.505, 'NGN')).toEqual(written);
+    expect(moneyOfExact('1500.505', 'NGN')).toEqual(written);
+    expect(moneyOfExact(null, 'NGN')).toBeNull();
+  });
+
+  it('says unreadable, never guesses, without a currency or for a value altered in its store', () => {
+    expect(moneyOfExact(10, null)).toBe(UNREADABLE);
+    for (const altered of [
+      {},
+      [],
+      true,
+      'lots',
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      '1e-99999999',
+    ]) {
+      expect(moneyOfExact(altered as never, 'NGN')).toBe(UNREADABLE);
+    }
   });
 });
 
