@@ -405,11 +405,11 @@ function buildBusiness(account: BusinessAccount, several: boolean, parts: Busine
   const sources: RecordSources = createSources({
     // Through the current clients: an update's credentials serve the next call.
     payment: {
-      getTransaction: (txRef, abandoned, since) =>
-        current.payment.getTransaction(txRef, abandoned, since),
+      getTransaction: (txRef, waiting, since) =>
+        current.payment.getTransaction(txRef, waiting, since),
     },
     kyc: {
-      getUser: (userRef, abandoned, since) => current.kyc.getUser(userRef, abandoned, since),
+      getUser: (userRef, waiting, since) => current.kyc.getUser(userRef, waiting, since),
     },
     cache,
     policy: config.cache,

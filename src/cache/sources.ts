@@ -32,6 +32,7 @@ import { RECORD_FORMAT, type UpstreamKycUser, type UpstreamTransaction } from '.
 import { isFinalStatus } from '../model/status.ts';
 import { settled } from '../state/records.ts';
 import type { KycClient, PaymentClient } from '../upstream/clients.ts';
+import type { Waiting } from '../upstream/http.ts';
 import type { CachedEntry, RecordCache } from './store.ts';
 
 export interface ReadOptions {
@@ -105,7 +106,7 @@ const ABANDONED = new DOMException('No request waits for this read any more.', '
  * every one of them has ended; a waiter without a signal never ends. Nothing asks for the
  * requests' signals, nor listens to them, until the read's call has to wait and asks.
  */
-class Waiters {
+class Waiters implements Waiting {
   /** The first waiter's signal, made (asked for) once the call asks; the others' in `#more`. */
   #first: (() => AbortSignal) | undefined;
   #more: Array<() => AbortSignal> | undefined;
@@ -245,7 +246,7 @@ class SingleFlight {
   run<T>(
     key: string,
     signal: (() => AbortSignal) | undefined,
-    work: (abandoned: () => AbortSignal, gone: () => boolean) => Promise<T>,
+    work: (waiting: Waiting) => Promise<T>,
   ): Promise<T> {
     const existing = this.#inFlight.get(key);
     if (existing) {
@@ -255,7 +256,7 @@ class SingleFlight {
     const waiters: Waiters = new Waiters(signal, () => {
       if (this.#inFlight.get(key)?.waiters === waiters) this.#inFlight.delete(key);
     });
-    const flight: Flight = { key, promise: work(waiters.abandoned, waiters.gone), waiters };
+    const flight: Flight = { key, promise: work(waiters), waiters };
     // Dropped at once (its one request had already ended): nothing to join.
     if (!waiters.ended) this.#inFlight.set(key, flight);
     const release = () => {
@@ -275,16 +276,13 @@ class SingleFlight {
   };
 }
 
-/** A read for one request alone is abandoned when that request has ended. */
-const NEVER_ENDS = new AbortController().signal;
-function requestEnded(options: ReadOptions): () => AbortSignal {
-  return options.signal ?? (() => NEVER_ENDS);
-}
-const NEVER_GONE = (): boolean => false;
-/** {@link requestEnded}, asked at the moment. */
-function requestGone(options: ReadOptions): () => boolean {
+/**
+ * A read for one request alone is abandoned when that request has ended (never, for a read
+ * without a request's signal).
+ */
+function requestWaiting(options: ReadOptions): Waiting | undefined {
   const { signal } = options;
-  return signal ? () => signal().aborted : NEVER_GONE;
+  return signal && { gone: () => signal().aborted, abandoned: signal };
 }
 
 /** The upstream is down (as opposed to answering something wrong): stale may stand in. */
@@ -296,10 +294,10 @@ interface RecordKind<T> {
   name: string;
   upstream: UpstreamName;
   /**
-   * `abandoned`: asked only when the call has to wait or be retried; `since`: when the read's
+   * `waiting`: asked only when the call has to wait or be retried; `since`: when the read's
    * time budget began (both: see UpstreamHttp.get).
    */
-  fetch: (id: string, abandoned?: () => AbortSignal, since?: number) => Promise<T | null>;
+  fetch: (id: string, waiting?: Waiting, since?: number) => Promise<T | null>;
   /** Fresh seconds and extra seconds kept for stale serving. */
   ttl: (record: T) => { ttl: number; keep: number };
 }
@@ -336,13 +334,13 @@ export function createSources(deps: SourceDeps): RecordSources {
   const transactionKind: RecordKind<UpstreamTransaction> = {
     name: 'transaction',
     upstream: 'payment',
-    fetch: (txRef, abandoned, since) => deps.payment.getTransaction(txRef, abandoned, since),
+    fetch: (txRef, waiting, since) => deps.payment.getTransaction(txRef, waiting, since),
     ttl: (record) => (isFinalStatus(record.status) ? finalTtl : pendingTtl),
   };
   const kycKind: RecordKind<UpstreamKycUser> = {
     name: 'kyc',
     upstream: 'kyc',
-    fetch: (userRef, abandoned, since) => deps.kyc.getUser(userRef, abandoned, since),
+    fetch: (userRef, waiting, since) => deps.kyc.getUser(userRef, waiting, since),
     ttl: () => kycTtl,
   };
 
@@ -357,8 +355,7 @@ export function createSources(deps: SourceDeps): RecordSources {
     key: string,
     id: string,
     options: ReadOptions,
-    abandoned: (() => AbortSignal) | undefined,
-    gone: () => boolean,
+    waiting: Waiting | undefined,
   ): Promise<T | null> {
     // `then`s rather than an async function (a suspended frame per record showed in allocation
     // profiles); anything thrown is a rejection, as it was there.
@@ -369,8 +366,8 @@ export function createSources(deps: SourceDeps): RecordSources {
       // only what is left of it once its turn comes (none left: UPSTREAM_TIMEOUT, no call made).
       const since = performance.now();
       const reading = options.gate
-        ? options.gate(kind.upstream, () => kind.fetch(id, abandoned, since), gone)
-        : kind.fetch(id, abandoned, since);
+        ? options.gate(kind.upstream, () => kind.fetch(id, waiting, since), waiting?.gone)
+        : kind.fetch(id, waiting, since);
       if (policy.benchNoWrite) return reading;
       return reading.then((record) => storeRead(kind, key, record, fetchedAt, options));
     } catch (error) {
@@ -419,17 +416,16 @@ export function createSources(deps: SourceDeps): RecordSources {
     id: string,
     expired: CachedEntry<T | null> | undefined,
     options: ReadOptions,
-    abandoned: () => AbortSignal,
-    gone: () => boolean,
+    waiting: Waiting | undefined,
   ): Promise<T | null | Stale<T>> {
     // The in-process store: a request that stored this key after our miss did so within this
     // turn of the event loop, and its flight is still open (see SingleFlight): no re-read.
     if (!deps.flightLock) {
-      const read = fetchAndStore(kind, key, id, options, abandoned, gone);
+      const read = fetchAndStore(kind, key, id, options, waiting);
       // Only records stored with a keep window (final transactions) outlive their TTL.
       return expired?.value ? read.catch((error: unknown) => staleOr(expired, error)) : read;
     }
-    return loadShared(deps.flightLock, kind, key, id, expired, options, abandoned, gone);
+    return loadShared(deps.flightLock, kind, key, id, expired, options, waiting);
   }
 
   /** {@link load} with a shared store and the single flight across replicas. */
@@ -440,8 +436,7 @@ export function createSources(deps: SourceDeps): RecordSources {
     id: string,
     expired: CachedEntry<T | null> | undefined,
     options: ReadOptions,
-    abandoned: () => AbortSignal,
-    gone: () => boolean,
+    waiting: Waiting | undefined,
   ): Promise<T | null | Stale<T>> {
     let kept = expired;
     try {
@@ -454,8 +449,8 @@ export function createSources(deps: SourceDeps): RecordSources {
         const entry = await cache.get<T | null>(kind.name, key);
         return entry && entry.freshUntil > Date.now() ? entry.value : undefined;
       };
-      const work = () => fetchAndStore(kind, key, id, options, abandoned, gone);
-      return await flightLock.run(key, work, stored, abandoned);
+      const work = () => fetchAndStore(kind, key, id, options, waiting);
+      return await flightLock.run(key, work, stored, waiting?.abandoned);
     } catch (error) {
       return staleOr(kept, error);
     }
@@ -465,10 +460,10 @@ export function createSources(deps: SourceDeps): RecordSources {
   const shared = <R>(
     key: string,
     options: ReadOptions,
-    work: (abandoned: () => AbortSignal, gone: () => boolean) => Promise<R>,
+    work: (waiting: Waiting | undefined) => Promise<R>,
   ): Promise<R> =>
     policy.benchNoSingleFlight
-      ? work(requestEnded(options), requestGone(options))
+      ? work(requestWaiting(options))
       : flights.run(key, options.signal, work);
 
   /** What a lookup found: a fresh record, or (missing or expired) the shared read and its report. */
@@ -484,17 +479,17 @@ export function createSources(deps: SourceDeps): RecordSources {
       return Promise.resolve(cached.value);
     }
     // A `then` rather than an async function, as in fetchAndStore.
-    return shared(key, options, (abandoned, gone) =>
-      load(kind, key, id, cached, options, abandoned, gone),
-    ).then((outcome) => {
-      if (!(outcome instanceof Stale)) {
-        cache.report(kind.name, 'miss');
-        return outcome;
-      }
-      cache.report(kind.name, 'stale');
-      options.onStale?.(id, Math.max(0, Math.round((Date.now() - outcome.storedAt) / 1000)));
-      return outcome.record;
-    });
+    return shared(key, options, (waiting) => load(kind, key, id, cached, options, waiting)).then(
+      (outcome) => {
+        if (!(outcome instanceof Stale)) {
+          cache.report(kind.name, 'miss');
+          return outcome;
+        }
+        cache.report(kind.name, 'stale');
+        options.onStale?.(id, Math.max(0, Math.round((Date.now() - outcome.storedAt) / 1000)));
+        return outcome.record;
+      },
+    );
   }
 
   function read<T>(
@@ -504,7 +499,7 @@ export function createSources(deps: SourceDeps): RecordSources {
     options: ReadOptions,
   ): Promise<T | null> {
     if (options.bypassCache) {
-      return fetchAndStore(kind, key, id, options, options.signal, requestGone(options));
+      return fetchAndStore(kind, key, id, options, requestWaiting(options));
     }
     const looking = cache.get<T | null>(kind.name, key);
     return settled(looking)

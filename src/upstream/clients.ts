@@ -13,7 +13,13 @@ import {
 } from '../errors.ts';
 import type { UpstreamKycUser, UpstreamTransaction } from '../model/records.ts';
 import type { Tracing } from '../observability/tracing.ts';
-import { type BreakerState, type HttpResult, UpstreamHttp, type UpstreamObserver } from './http.ts';
+import {
+  type BreakerState,
+  type HttpResult,
+  UpstreamHttp,
+  type UpstreamObserver,
+  type Waiting,
+} from './http.ts';
 import {
   describeIssue,
   moneySourceReviver,
@@ -143,12 +149,12 @@ export class PaymentClient extends UpstreamClient {
 
   /**
    * The transaction with this reference, normalized, `null` when the payment service does not
-   * know it. The caller has checked the reference against TX_REF. `abandoned` and `since`: see
+   * know it. The caller has checked the reference against TX_REF. `waiting` and `since`: see
    * {@link UpstreamHttp.get}.
    */
   getTransaction(
     txRef: string,
-    abandoned?: () => AbortSignal,
+    waiting?: Waiting,
     since?: number,
   ): Promise<UpstreamTransaction | null> {
     // The answer is read in the step that ends the call (no async function, no step of its
@@ -169,7 +175,7 @@ export class PaymentClient extends UpstreamClient {
         // The shape's output is a new object of its own: completed in place rather than copied.
         return Object.assign(answer.data, { txRef, event: answer.event });
       },
-      abandoned,
+      waiting,
       undefined,
       since,
     );
@@ -194,13 +200,9 @@ export class KycClient extends UpstreamClient {
 
   /**
    * The KYC details of this user of the configured business, normalized; `null` when unknown.
-   * `abandoned` and `since`: see {@link UpstreamHttp.get}.
+   * `waiting` and `since`: see {@link UpstreamHttp.get}.
    */
-  getUser(
-    userRef: string,
-    abandoned?: () => AbortSignal,
-    since?: number,
-  ): Promise<UpstreamKycUser | null> {
+  getUser(userRef: string, waiting?: Waiting, since?: number): Promise<UpstreamKycUser | null> {
     // The provider's first example also sends a JSON body on this GET; the consistent form is
     // the query string alone, and a body on GET is dropped by many proxies, so none is sent.
     const query = new URLSearchParams({ userRef, slug: this.#slug });
@@ -217,7 +219,7 @@ export class KycClient extends UpstreamClient {
         // place: the shape's output is a new object of its own).
         return Object.assign(answer.data, { userRef: answer.data.userRef ?? userRef });
       },
-      abandoned,
+      waiting,
       undefined,
       since,
     );

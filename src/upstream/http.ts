@@ -108,6 +108,20 @@ class FailedAnswer extends Error {
 }
 
 /**
+ * Whether any request still waits for a read, in the two forms a wait asks for: a look at the
+ * moment, and a signal for a wait that sleeps. Given only to reads some request may leave.
+ */
+export interface Waiting {
+  /**
+   * True once no request waits any more, asked at the moment: no listener on the requests, so
+   * a call waiting in a queue costs nothing until its turn comes.
+   */
+  gone: () => boolean;
+  /** Aborts once no request waits any more (it listens to the requests: made on first ask). */
+  abandoned: () => AbortSignal;
+}
+
+/**
  * One read through {@link UpstreamHttp.get}: the same for each of its attempts but
  * `closedCount`, which is the current attempt's.
  */
@@ -115,7 +129,7 @@ interface Read<T> {
   path: string;
   headers: Record<string, string>;
   /** See {@link UpstreamHttp.get}. */
-  abandoned: (() => AbortSignal) | undefined;
+  waiting: Waiting | undefined;
   /** What its failures are counted under (the breaker counts a key once per window). */
   key: string;
   /** When its time budget runs out (`performance.now()` ms). */
@@ -317,10 +331,11 @@ export class UpstreamHttp {
    * runs out, and with UPSTREAM_UNAVAILABLE on connection errors, an open circuit, a full queue
    * or a Retry-After beyond the budget.
    *
-   * `abandoned` aborts once no request waits for the read any more. It is asked only when a call
-   * has to wait in the cap's queue or for a retry: aborted, the call leaves that queue when its
-   * turn comes (or its place in a full queue is wanted), or the retry is not made, and the read
-   * rejects with the signal's reason. A call in flight runs to its end.
+   * `waiting` says whether any request still waits for the read. It is asked only when a call
+   * has to wait in the cap's queue (`gone`, looked at when its turn comes or its place in a full
+   * queue is wanted) or for a retry (`abandoned`, for the sleep): once none waits, the call
+   * leaves that queue, or the retry is not made, and the read rejects with the reason of
+   * `abandoned`. A call in flight runs to its end.
    *
    * `accept` turns the final answer into what the read returns (the client's reading of it):
    * applied in the same step that ends the call, not in a step of its own; what it throws is
@@ -334,14 +349,14 @@ export class UpstreamHttp {
     path: string,
     headers: Record<string, string>,
     accept: (result: HttpResult) => T,
-    abandoned?: () => AbortSignal,
+    waiting?: Waiting,
     key = path,
     since = performance.now(),
   ): Promise<T> {
     const read: Read<T> = {
       path,
       headers,
-      abandoned,
+      waiting,
       key,
       deadline: since + this.#policy.timeoutMs,
       accept,
@@ -386,7 +401,7 @@ export class UpstreamHttp {
           read,
           attempt,
           backoff,
-          this.#failedAttempt(error, key, started, deadline, read.abandoned),
+          this.#failedAttempt(error, key, started, deadline, read.waiting),
         );
       },
     );
@@ -431,7 +446,7 @@ export class UpstreamHttp {
     const delay = retryAfter !== undefined ? retryAfter * 1000 : (backoff?.duration ?? 0);
     if (delay >= left) return giveUp();
     // A retry is a call not yet made: none once no request waits for the read any more.
-    const waiting = read.abandoned?.();
+    const waiting = read.waiting?.abandoned();
     if (waiting?.aborted) throw waiting.reason;
     this.#observer.retry?.({
       upstream: this.name,
@@ -446,7 +461,8 @@ export class UpstreamHttp {
   /**
    * One call of `read` through the upstream's cap (its {@link Slots}) and the breaker. A call
    * that has to wait for a slot is dropped when its turn comes, or when its place in a full
-   * queue is wanted, once `read.abandoned` has aborted (no request waits for it any more).
+   * queue is wanted, once `read.waiting` says no request waits for it any more (asked at that
+   * moment: no listener per waiting call).
    *
    * With the circuit closed the call is made as it is, and `read.closedCount` says that its
    * outcome is to be counted as the breaker's policy counts it when it ends (a success into the
@@ -482,8 +498,7 @@ export class UpstreamHttp {
       return this.#breaker.execute(() => call());
     };
     // Whether the call is still wanted, asked only of one that has to wait.
-    const { abandoned } = read;
-    const gone = abandoned && !this.#slots.free ? () => abandoned().aborted : undefined;
+    const gone = this.#slots.free ? undefined : read.waiting?.gone;
     return this.#slots.run(guarded, gone) ?? Promise.reject(new CapQueueFull());
   }
 
@@ -515,10 +530,10 @@ export class UpstreamHttp {
     key: string,
     started: number,
     deadline: number,
-    abandoned: (() => AbortSignal) | undefined,
+    waiting: Waiting | undefined,
   ): Outcome {
     // Dropped from the queue (no request waits any more): not a failure of the upstream.
-    if (error === CALL_DROPPED) throw abandoned?.().reason ?? error;
+    if (error === CALL_DROPPED) throw waiting?.abandoned().reason ?? error;
     // Its budget ran out while it waited for a slot: no call was made.
     if (error instanceof SlotTimedOut) throw this.#waitedTooLong();
     if (error instanceof FailedAnswer) {

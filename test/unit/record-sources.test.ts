@@ -7,6 +7,7 @@
  * together make one upstream call, and that a call waiting in the caller's share or in the
  * upstream's cap, or a retry, is made only while a request still waits for it.
  */
+import { getEventListeners } from 'node:events';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { RecordSources } from '../../src/cache/sources.ts';
 import { RecordCache } from '../../src/cache/store.ts';
@@ -313,5 +314,46 @@ describe('record sources over the memory state', () => {
     await turn();
     expect((await read.transaction('NT-BULK1'))?.txRef).toBe('NT-BULK1');
     expect(calls()).toBe(2);
+  });
+
+  it("a call that waits for a slot of the upstream's cap listens to none of its requests, neither waiting nor once its turn has come", async () => {
+    const read = sources(memoryState(), undefined, { maxConcurrent: 1, maxQueued: 10 });
+    // Every answer held until the test lets it go.
+    const answers = new Map<string, () => void>();
+    const arrived: string[] = [];
+    payment.setHandler((request) => {
+      const txRef = request.path.split('/').pop() ?? '';
+      arrived.push(txRef);
+      const until = new Promise<void>((resolve) => answers.set(txRef, resolve));
+      return { body: transactionBody({ paymentRef: txRef }), until };
+    });
+    try {
+      const x = new AbortController();
+      const y = new AbortController();
+      const inFlight = read.transaction('NT-CAP2A', { signal: () => x.signal });
+      await vi.waitFor(() => expect(arrived).toEqual(['NT-CAP2A']));
+      // Queued at the cap, wanted by X and Y.
+      const waited = [
+        read.transaction('NT-CAP2B', { signal: () => x.signal }),
+        read.transaction('NT-CAP2B', { signal: () => y.signal }),
+      ];
+      await turn();
+      expect(getEventListeners(x.signal, 'abort')).toEqual([]);
+      expect(getEventListeners(y.signal, 'abort')).toEqual([]);
+      answers.get('NT-CAP2A')?.();
+      expect((await inFlight)?.txRef).toBe('NT-CAP2A');
+      // Its turn came: it asked whether X or Y still waits, and listens to neither in flight.
+      await vi.waitFor(() => expect(arrived).toEqual(['NT-CAP2A', 'NT-CAP2B']));
+      expect(getEventListeners(x.signal, 'abort')).toEqual([]);
+      expect(getEventListeners(y.signal, 'abort')).toEqual([]);
+      answers.get('NT-CAP2B')?.();
+      expect((await Promise.all(waited)).map((record) => record?.txRef)).toEqual([
+        'NT-CAP2B',
+        'NT-CAP2B',
+      ]);
+      expect(calls()).toBe(2);
+    } finally {
+      payment.setHandler(answerStatus);
+    }
   });
 });
