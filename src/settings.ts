@@ -345,7 +345,7 @@ export const SETTINGS = {
     schema: integer(1, 100_000),
     shownDefault: 'unset: `UPSTREAM_MAX_CONNECTIONS`',
     description:
-      'Calls in flight per upstream; the others wait for a slot, within their time budget. More than `UPSTREAM_MAX_CONNECTIONS` only makes the extra calls wait in the HTTP client instead, which costs more CPU and cannot drop a call whose request has ended.',
+      'Calls in flight per upstream; the others wait for a slot, within their time budget. More than `UPSTREAM_MAX_CONNECTIONS` makes the extra calls wait in the HTTP client instead, where a call whose request has ended is still made.',
   } satisfies Setting<number>,
   UPSTREAM_MAX_QUEUED: int(
     0,
