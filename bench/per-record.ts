@@ -4,6 +4,10 @@
  * and the in-process store's write (its size, unfrozen as in production) — in µs of CPU and bytes allocated, for the
  * stub's transaction and KYC records. No HTTP, no GraphQL: only the per-record path, so it can
  * compare changes to that path on a busy machine (CPU time of this process, not wall time).
+ * Beside each, the same bodies through the mercurius peers' own mapping (bench/peers/mapping.ts:
+ * `JSON.parse`, then the plain functions a team writes in a resolver file), which checks less
+ * (docs/performance.md says what) and keeps nothing: the cost per record of a hand-written
+ * resolver.
  *
  * Bodies: 500 distinct records of each kind, fetched once from a stub started by this script
  * (bench/upstream-stub.ts). Then, per kind, warm-up rounds, timed rounds (the median and the
@@ -19,6 +23,7 @@ import { readAnswer } from '../src/upstream/clients.ts';
 import type { HttpResult } from '../src/upstream/http.ts';
 import { moneySourceReviver, upstreamShapes } from '../src/upstream/shapes.ts';
 import { JSON_PORT, startNode } from './lib.ts';
+import { type Json, kycUserOf, transactionOf } from './peers/mapping.ts';
 import { KYC_PATH, PAYMENT_PATH, STUB_CREDENTIALS } from './queries.ts';
 
 const { values: argv } = parseArgs({ options: { rounds: { type: 'string' } } });
@@ -88,12 +93,22 @@ const kinds: Array<{ name: string; texts: string[]; step: Step }> = [
     },
   },
   {
+    name: "transaction, the peers' mapping",
+    texts: transactionBodies,
+    step: (body, i) => transactionOf(JSON.parse(body) as Json, `NT-${i}`),
+  },
+  {
     name: 'KYC user (3 levels × 3 checks)',
     texts: kycBodies,
     step: (body, i, cache) => {
       const answer = readAnswer('kyc', result(body), shapes.kycResponse);
       return cache.store('kyc', `kyc:${i}`, answer?.data, 0, 60);
     },
+  },
+  {
+    name: "KYC user, the peers' mapping",
+    texts: kycBodies,
+    step: (body, i) => kycUserOf(JSON.parse(body) as Json, `bench-user-${i}`),
   },
 ];
 
