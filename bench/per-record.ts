@@ -93,6 +93,12 @@ const kinds: Array<{ name: string; texts: string[]; step: Step }> = [
     },
   },
   {
+    name: 'transaction, read but not stored',
+    texts: transactionBodies,
+    step: (body) =>
+      readAnswer('payment', result(body), shapes.transactionResponse, moneySourceReviver),
+  },
+  {
     name: "transaction, the peers' mapping",
     texts: transactionBodies,
     step: (body, i) => transactionOf(JSON.parse(body) as Json, `NT-${i}`),
