@@ -143,7 +143,7 @@ function loader<T>(
         seen.add(record);
       }
       // The read's own promise, followed as it is: every rejection on a record's read path is
-      // an Error already (a step of its own per record showed in profiles).
+      // an Error already (turning others into one cost a promise and a step per record).
       return read(key) as unknown as T | null;
     }),
   );
