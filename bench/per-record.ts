@@ -74,17 +74,16 @@ const result = (body: string): HttpResult => ({ status: 200, headers: {}, body, 
 
 type Step = (body: string, i: number, cache: RecordCache) => unknown;
 
+/** A stub transaction's body read as the payment client reads it. */
+const readTransaction = (body: string) =>
+  readAnswer('payment', result(body), shapes.transactionResponse, moneySourceReviver);
+
 const kinds: Array<{ name: string; texts: string[]; step: Step }> = [
   {
     name: 'transaction',
     texts: transactionBodies,
     step: (body, i, cache) => {
-      const answer = readAnswer(
-        'payment',
-        result(body),
-        shapes.transactionResponse,
-        moneySourceReviver,
-      );
+      const answer = readTransaction(body);
       const record =
         answer === null
           ? null
@@ -95,8 +94,7 @@ const kinds: Array<{ name: string; texts: string[]; step: Step }> = [
   {
     name: 'transaction, read but not stored',
     texts: transactionBodies,
-    step: (body) =>
-      readAnswer('payment', result(body), shapes.transactionResponse, moneySourceReviver),
+    step: readTransaction,
   },
   {
     name: "transaction, the peers' mapping",

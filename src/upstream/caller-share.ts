@@ -1,16 +1,18 @@
 /**
  * A fair share of upstream concurrency per caller: one caller has at most its class's limit of
  * upstream calls in flight in this process (an end user's token, or a service's, which sends a
- * merchant backend's many requests at once); its further calls wait in its own queue (at most `maxQueued`,
- * beyond which they are refused at once) before they may take a slot of the upstream's cap.
+ * merchant backend's many requests at once); its further calls wait in its own queue (at most
+ * `maxQueued`, beyond which they are refused at once) before they may take a slot of the
+ * upstream's cap.
  * Both are the same queue ({@link Slots}): strict arrival order, a slot handed from a call that
  * ends to the next one waiting.
  * So one caller's request of a hundred references cannot fill the slots and queue that every
  * other caller's calls need. A caller's entry is dropped as soon as it is idle.
  *
  * A waiting call whose requests have all ended (their clients gone) is never made (see
- * {@link Slots}); a call already in flight runs to its end (its answer still fills the cache). The wait counts toward the read's time budget,
- * which the record sources start before it (see UpstreamHttp.get's `since`).
+ * {@link Slots}); a call already in flight runs to its end (its answer still fills the cache).
+ * The wait counts toward the read's time budget, which the record sources start before it (see
+ * UpstreamHttp.get's `since`).
  */
 import { type UpstreamName, UpstreamUnavailableError } from '../errors.ts';
 import { Slots } from './slots.ts';

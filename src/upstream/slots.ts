@@ -25,7 +25,7 @@ export const CALL_DROPPED = new DOMException(
 export const SWEEP_INTERVAL_MS = 10;
 
 /** A call waiting for a slot: what it runs, how it settles, and whether it is still wanted. */
-interface Waiting {
+interface Queued {
   work: () => Promise<unknown>;
   resolve: (value: unknown) => void;
   reject: (reason: unknown) => void;
@@ -47,7 +47,7 @@ export class Slots {
   readonly #onIdle: (() => void) | undefined;
   #active = 0;
   /** The calls waiting, in arrival order; one dropped is deleted from anywhere in it. */
-  readonly #waiting = new Set<Waiting>();
+  readonly #waiting = new Set<Queued>();
   /** When the full queue was last looked through for calls nobody waits for (ms). */
   #sweptAt = Number.NEGATIVE_INFINITY;
 
