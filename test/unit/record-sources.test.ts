@@ -318,20 +318,28 @@ describe('record sources over the memory state', () => {
 
   it("a call that waits for a slot of the upstream's cap listens to none of its requests, neither waiting nor once its turn has come", async () => {
     const read = sources(memoryState(), undefined, { maxConcurrent: 1, maxQueued: 10 });
-    // Every answer held until the test lets it go.
+    // Every answer held until the test lets it go; each arrival awaited, no clock.
     const answers = new Map<string, () => void>();
     const arrived: string[] = [];
+    let onArrival = () => {};
+    const arrival = () =>
+      new Promise<void>((resolve) => {
+        onArrival = resolve;
+      });
     payment.setHandler((request) => {
       const txRef = request.path.split('/').pop() ?? '';
       arrived.push(txRef);
+      onArrival();
       const until = new Promise<void>((resolve) => answers.set(txRef, resolve));
       return { body: transactionBody({ paymentRef: txRef }), until };
     });
     try {
       const x = new AbortController();
       const y = new AbortController();
+      const firstArrived = arrival();
       const inFlight = read.transaction('NT-CAP2A', { signal: () => x.signal });
-      await vi.waitFor(() => expect(arrived).toEqual(['NT-CAP2A']));
+      await firstArrived;
+      expect(arrived).toEqual(['NT-CAP2A']);
       // Queued at the cap, wanted by X and Y.
       const waited = [
         read.transaction('NT-CAP2B', { signal: () => x.signal }),
@@ -340,10 +348,12 @@ describe('record sources over the memory state', () => {
       await turn();
       expect(getEventListeners(x.signal, 'abort')).toEqual([]);
       expect(getEventListeners(y.signal, 'abort')).toEqual([]);
+      const secondArrived = arrival();
       answers.get('NT-CAP2A')?.();
       expect((await inFlight)?.txRef).toBe('NT-CAP2A');
       // Its turn came: it asked whether X or Y still waits, and listens to neither in flight.
-      await vi.waitFor(() => expect(arrived).toEqual(['NT-CAP2A', 'NT-CAP2B']));
+      await secondArrived;
+      expect(arrived).toEqual(['NT-CAP2A', 'NT-CAP2B']);
       expect(getEventListeners(x.signal, 'abort')).toEqual([]);
       expect(getEventListeners(y.signal, 'abort')).toEqual([]);
       answers.get('NT-CAP2B')?.();
