@@ -10,6 +10,10 @@
  * full queue is wanted by another call, so it neither reaches the upstream nor holds a place
  * that a live request needs. Whether it is still wanted is asked at those moments only: a call
  * waits at no cost. A call already running runs to its end.
+ *
+ * A call that waited runs as the work of its own caller (its asynchronous context: the request's
+ * id sent upstream and logged, the trace its span belongs to), not as that of the call that
+ * ended and handed it the slot.
  */
 
 /** What a call that was dropped while waiting rejects with (no request sees it). */
@@ -24,10 +28,10 @@ export const CALL_DROPPED = new DOMException(
  */
 export const SWEEP_INTERVAL_MS = 10;
 
-/** A call waiting for a slot: what it runs, how it settles, and whether it is still wanted. */
+/** A call waiting for a slot: how it is told its turn has come, or dropped, and whether it is still wanted. */
 interface Queued {
-  work: () => Promise<unknown>;
-  resolve: (value: unknown) => void;
+  /** Its turn: the slot is its own from now on. */
+  turn: () => void;
   reject: (reason: unknown) => void;
   /** Whether no request waits for it any more. */
   gone: (() => boolean) | undefined;
@@ -93,10 +97,12 @@ export class Slots {
     if (gone?.()) return Promise.reject(CALL_DROPPED);
     const waiting = this.#waiting;
     if (waiting.size >= this.#maxQueued && this.#dropGone() === 0) return undefined;
-    // The slot is handed over by the call that ends (`active` is not decremented then).
-    return new Promise<T>((resolve, reject) => {
-      waiting.add({ work, resolve: resolve as (value: unknown) => void, reject, gone });
-    });
+    // The slot is handed over by the call that ends (`active` is not decremented then). The work
+    // runs in a reaction registered here, so as the work of this call's caller (its request's id
+    // and trace go with it), never as that of the call that handed the slot over.
+    return new Promise<void>((turn, reject) => {
+      waiting.add({ turn, reject, gone });
+    }).then(() => this.#holding(work));
   }
 
   /**
@@ -111,7 +117,7 @@ export class Slots {
         next.reject(CALL_DROPPED);
         continue;
       }
-      this.#holding(next.work).then(next.resolve, next.reject);
+      next.turn();
       return;
     }
     this.#active -= 1;

@@ -209,6 +209,64 @@ it("calls waiting in the upstream's shared queue for requests whose clients have
   await expectGoneDropped(fixture, 'BULKNEXT', true);
 });
 
+it.each([
+  ["its caller's queue", { SERVICE_UPSTREAM_MAX_CONCURRENT_PER_CALLER: '2' }],
+  ["the upstream's shared queue", { UPSTREAM_MAX_CONCURRENT: '2' }],
+])(
+  'a call that waited in %s is made as its own request, not as the one whose call made way',
+  async (_, limits) => {
+    // The answers for NT-HOLDA and NT-HOLDB wait until the test releases each.
+    const releases = new Map<string, () => void>();
+    const holds = new Map(
+      ['NT-HOLDA', 'NT-HOLDB'].map((txRef) => [
+        txRef,
+        new Promise<void>((resolve) => releases.set(txRef, resolve)),
+      ]),
+    );
+    const { payment, gateway, token } = await setup(
+      (request) => {
+        const txRef = request.path.split('/').pop() ?? '';
+        const hold = holds.get(txRef);
+        return { body: transactionBody({ paymentRef: txRef }), ...(hold && { until: hold }) };
+      },
+      { env: { ...limits, UPSTREAM_TIMEOUT_MS: '30000' } },
+    );
+    const send = (txRefs: string[], id: string) =>
+      gql<{ transactions: Array<{ txRef: string }> }, Record<string, never>>(
+        gateway,
+        `{ transactions(txRefs: [${txRefs.map((txRef) => `"${txRef}"`).join(', ')}]) { txRef } }`,
+        {},
+        token,
+        { 'x-request-id': id },
+      );
+    const first = send(['NT-HOLDA'], 'req-first');
+    await until(() => payment.requests.length === 1, 5000);
+    // The second request's first call takes the last slot; its second call waits for one.
+    const second = send(['NT-HOLDB', 'NT-WAITED'], 'req-second');
+    await until(() => payment.requests.length === 2, 5000);
+    // The first request's call ends and hands its slot to the call that waited.
+    releases.get('NT-HOLDA')?.();
+    expect((await first).status).toBe(200);
+    await until(() => payment.requests.length === 3, 5000);
+    releases.get('NT-HOLDB')?.();
+    expect((await second).data?.transactions.map((record) => record.txRef)).toEqual([
+      'NT-HOLDB',
+      'NT-WAITED',
+    ]);
+    const sentWith = Object.fromEntries(
+      payment.requests.map((request) => [
+        request.path.split('/').pop(),
+        request.headers['x-request-id'],
+      ]),
+    );
+    expect(sentWith).toEqual({
+      'NT-HOLDA': 'req-first',
+      'NT-HOLDB': 'req-second',
+      'NT-WAITED': 'req-second',
+    });
+  },
+);
+
 /**
  * A graphql-ws client (the library's own) on the gateway's /graphql with `token`; its socket
  * stays open between operations until `dispose`, and `closes` counts its closings.

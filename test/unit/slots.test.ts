@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { describe, expect, it } from 'vitest';
 import { CALL_DROPPED, Slots } from '../../src/upstream/slots.ts';
 
@@ -20,6 +21,26 @@ const noting = (ran: string[], name: string) => async () => {
 };
 
 describe('Slots', () => {
+  it("runs a waiting call in its own caller's context, not in that of the call that made way", async () => {
+    const requests = new AsyncLocalStorage<string>();
+    const slots = new Slots(1, 10);
+    const ran: string[] = [];
+    const a = held(ran, 'a');
+    const first = requests.run('request a', () => slots.run(a.work));
+    const seen: Array<string | undefined> = [];
+    const second = requests.run('request b', () =>
+      slots.run(async () => {
+        seen.push(requests.getStore());
+        return 'b';
+      }),
+    );
+    expect(slots.queued).toBe(1);
+    // The slot is handed over from the end of request a's call.
+    a.finish();
+    expect(await Promise.all([first, second])).toEqual(['a', 'b']);
+    expect(seen).toEqual(['request b']);
+  });
+
   it('runs at most its limit at once, the others in arrival order, and says when it is idle', async () => {
     let idle = 0;
     const slots = new Slots(2, 10, { onIdle: () => (idle += 1) });
