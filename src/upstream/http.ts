@@ -41,6 +41,7 @@ import {
   upstreamSpan,
   upstreamTarget,
 } from '../observability/tracing.ts';
+import { Deadlines, Timed } from './deadlines.ts';
 import { CALL_DROPPED, Slots } from './slots.ts';
 
 /** The final answer of one upstream read. */
@@ -163,9 +164,10 @@ class CapQueueFull extends Error {}
 /**
  * One HTTP call's handler: gathers the answer's chunks and settles the call's promise once, with
  * the answer, an error, or the end of its time budget (which aborts the call as soon as it has a
- * connection). One object per call, its steps on the prototype.
+ * connection; the budget is kept in the upstream's {@link Deadlines}). One object per call, its
+ * steps on the prototype.
  */
-class Call implements Dispatcher.DispatchHandler {
+class Call extends Timed implements Dispatcher.DispatchHandler {
   readonly #resolve: (answer: HttpResult) => void;
   readonly #reject: (error: Error) => void;
   readonly #traced: UpstreamSpan;
@@ -177,27 +179,28 @@ class Call implements Dispatcher.DispatchHandler {
   /** The answer's first chunk, and the others when there are more (most answers are one). */
   #first: Buffer | undefined;
   #more: Buffer[] | undefined;
-  readonly #timer: NodeJS.Timeout;
+  /** Where its budget is kept (it is listed there by the one who makes the call). */
+  readonly #deadlines: Deadlines;
 
-  /** `remainingMs`: the call's time budget, from now. */
   constructor(
     resolve: (answer: HttpResult) => void,
     reject: (error: Error) => void,
     traced: UpstreamSpan,
     attempt: number,
-    remainingMs: number,
+    deadlines: Deadlines,
   ) {
+    super();
     this.#resolve = resolve;
     this.#reject = reject;
     this.#traced = traced;
     this.#attempt = attempt;
-    this.#timer = setTimeout(timeUp, Math.max(1, Math.ceil(remainingMs)), this);
+    this.#deadlines = deadlines;
   }
 
   settle(error: Error | undefined, answer?: HttpResult): void {
     if (this.#settled) return;
     this.#settled = true;
-    clearTimeout(this.#timer);
+    this.#deadlines.remove(this);
     this.#traced.done(answer?.status, error && failureType(error));
     // An answer that counts as a failure of the upstream (inside the breaker).
     if (answer && (answer.status >= 500 || answer.status === 429)) {
@@ -207,7 +210,7 @@ class Call implements Dispatcher.DispatchHandler {
   }
 
   /** The time budget ran out. */
-  timedOut(): void {
+  override timedOut(): void {
     const error = new CallTimedOut();
     this.#controller?.abort(error);
     this.settle(error);
@@ -252,10 +255,6 @@ class Call implements Dispatcher.DispatchHandler {
   }
 }
 
-function timeUp(call: Call): void {
-  call.timedOut();
-}
-
 const BREAKER_STATE: Record<CircuitState, BreakerState> = {
   [CircuitState.Closed]: 'closed',
   [CircuitState.Open]: 'open',
@@ -267,6 +266,8 @@ const BREAKER_STATE: Record<CircuitState, BreakerState> = {
 export class UpstreamHttp {
   readonly name: UpstreamName;
   readonly #pool: Pool;
+  /** The budgets of the calls in flight, on one timer. */
+  readonly #deadlines = new Deadlines();
   readonly #prefix: string;
   readonly #policy: UpstreamPolicyConfig;
   readonly #observer: UpstreamObserver;
@@ -596,7 +597,8 @@ export class UpstreamHttp {
       if (traced.span) injectTrace(traced.span, outgoing);
     }
     return new Promise<HttpResult>((resolve, reject) => {
-      const call = new Call(resolve, reject, traced, attempt, budgetMs);
+      const call = new Call(resolve, reject, traced, attempt, this.#deadlines);
+      this.#deadlines.add(call, budgetMs);
       try {
         this.#pool.dispatch(
           {
