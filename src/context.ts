@@ -10,6 +10,7 @@ import type { LiveStatusHub } from './live/hub.ts';
 import type { UpstreamKycUser, UpstreamTransaction } from './model/records.ts';
 import type { PaymentConfirmations } from './payments/confirmation.ts';
 import type { CallerShare } from './upstream/caller-share.ts';
+import type { Waiting } from './upstream/http.ts';
 
 /** Public values of the KYC widget (what the browser needs to start it); never the secret key. */
 export interface KycSdkSettings {
@@ -41,7 +42,7 @@ export interface GraphQLContext {
   confirmations: PaymentConfirmations;
   /**
    * Aborted when the client goes away. A function, so that only the subscriptions that need
-   * it pay for it (the Fetch adapter builds an AbortController on first access).
+   * it pay for it (the transport builds an AbortController on first access).
    */
   signal: () => AbortSignal;
   /** Records served stale to this request (reported in `extensions.stale`). */
@@ -66,7 +67,7 @@ export interface ContextDeps {
 export function createContext(
   deps: ContextDeps,
   admitted: { viewer: Viewer; caller: string },
-  signal: () => AbortSignal,
+  end: Waiting,
 ): GraphQLContext {
   const stale: StaleRecord[] = [];
   const { caller } = admitted;
@@ -77,7 +78,7 @@ export function createContext(
     caller,
     loaders: createLoaders(deps.sources, stale, {
       maxRecords: deps.settings.maxRecordsPerRequest,
-      signal,
+      end,
       ...(share && {
         gate: (upstream, work, gone) => share.run(caller, kind, upstream, work, gone),
       }),
@@ -85,7 +86,7 @@ export function createContext(
     settings: deps.settings,
     live: deps.live,
     confirmations: deps.confirmations,
-    signal,
+    signal: end.abandoned,
     stale,
   };
 }
@@ -118,8 +119,8 @@ export interface RequestLimits {
   maxRecords: number;
   /** Runs a miss's upstream call within the caller's share. */
   gate?: ReadOptions['gate'];
-  /** Aborted when the request has ended; asked for only when a call has to wait. */
-  signal?: () => AbortSignal;
+  /** The request's end: looked at when a call has to wait, listened to only for a retry's sleep. */
+  end?: Waiting;
 }
 
 function loader<T>(
@@ -191,7 +192,7 @@ class RequestLoaders implements Loaders {
     this.#maxRecords = limits.maxRecords;
     this.#request = {
       ...(limits.gate && { gate: limits.gate }),
-      ...(limits.signal && { signal: limits.signal }),
+      ...(limits.end && { end: limits.end }),
     };
     this.#cached = {
       ...this.#request,

@@ -191,7 +191,7 @@ export function createPipeline(deps: PipelineDeps) {
         Object.assign(
           server,
           // Everything a request reads is its business's (the operation entry resolved it).
-          createContext(server.business.context, server, server.operationSignal),
+          createContext(server.business.context, server, server.operationEnd),
         );
       if (!shortcut) return { ...yoga.getEnveloped(server), contextFactory };
       // Envelop's per-operation parse and validate steps, made only for a document not prepared

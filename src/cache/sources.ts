@@ -44,10 +44,11 @@ export interface ReadOptions {
   /** Told when the record served is a stale copy: its id and its age. */
   onStale?: (id: string, ageSeconds: number) => void;
   /**
-   * Aborted when the request has ended (its client gone); asked for only when a call has to
-   * wait. Absent, the read is always made (a webhook's read, a live poll).
+   * The end of the request the read is for (its client gone): looked at when a call has to
+   * wait, listened to only for a retry's sleep. Absent, the read is always made (a webhook's
+   * read, a live poll).
    */
-  signal?: () => AbortSignal;
+  end?: Waiting;
   /**
    * Runs the upstream call of a miss (the caller's share of upstream concurrency). `gone` says
    * whether any request still waits for the call; the gate asks it only of a call that waits,
@@ -102,79 +103,69 @@ function kycKey(slug: string, userRef: string): string {
 const ABANDONED = new DOMException('No request waits for this read any more.', 'AbortError');
 
 /**
- * The requests waiting for one read, by their signals. {@link Waiters.abandoned} aborts once
- * every one of them has ended; a waiter without a signal never ends. Nothing asks for the
- * requests' signals, nor listens to them, until the read's call has to wait and asks.
+ * The requests waiting for one read, by their ends. {@link Waiters.gone} looks at each of them
+ * (nothing made, nothing listened to); {@link Waiters.abandoned} listens to their signals, and
+ * aborts once every one of them has ended. A waiter without an end never ends.
  */
 class Waiters implements Waiting {
-  /** The first waiter's signal, made (asked for) once the call asks; the others' in `#more`. */
-  #first: (() => AbortSignal) | undefined;
-  #more: Array<() => AbortSignal> | undefined;
-  /** The waiters' signals, once the call has asked (an array made only then, of their number). */
+  /** The first waiter's end, and the others' in `#more` (an array made only for a second). */
+  #first: Waiting | undefined;
+  #more: Waiting[] | undefined;
+  /** The waiters' signals, once the read listens to them (see `abandoned`). */
   #signals: AbortSignal[] | undefined;
   #forever = false;
   #settled = false;
   #gone: AbortController | undefined;
-  /** Listens to the waiters' signals, from the first time the call asks until it settles. */
+  /** Listens to the waiters' signals, from the first time the read asks until it settles. */
   #check: (() => void) | undefined;
   readonly #onGone: () => void;
 
-  constructor(signal: (() => AbortSignal) | undefined, onGone: () => void) {
+  constructor(end: Waiting | undefined, onGone: () => void) {
     this.#onGone = onGone;
-    this.join(signal);
+    this.join(end);
   }
 
-  join(lazy: (() => AbortSignal) | undefined): void {
+  join(end: Waiting | undefined): void {
     // A read that has settled waits for nothing: its waiters are let go (see `settle`).
     if (this.#settled) return;
-    if (!lazy) {
+    if (!end) {
       this.#forever = true;
       this.close();
       return;
     }
     if (this.#forever) return;
-    if (!this.#gone) {
-      if (this.#first === undefined) this.#first = lazy;
-      else if (this.#more) this.#more.push(lazy);
-      else this.#more = [lazy];
-      return;
-    }
-    const signal = lazy();
-    this.#keep(signal);
-    if (this.#check) signal.addEventListener('abort', this.#check);
+    if (this.#first === undefined) this.#first = end;
+    else if (this.#more) this.#more.push(end);
+    else this.#more = [end];
+    if (this.#check) this.#listen(end, this.#check);
   }
 
   /**
    * Whether every waiter has ended, asked at the moment (the read has not settled, and none of
-   * its waiters lives on without a signal). Reads the waiters' signals without listening to them:
-   * a call waiting in a queue asks this when its turn comes, at no cost while it waits.
+   * its waiters lives on without an end). Looks at the waiters' ends without listening to them
+   * or making their signals: a call waiting in a queue asks this when its turn comes, at no cost
+   * while it waits.
    */
   readonly gone = (): boolean => {
     if (this.#forever || this.#settled) return false;
     if (this.#gone) return this.#gone.signal.aborted;
-    this.#askSignals();
     if (!this.#allEnded()) return false;
     // Nobody waits: a request arriving now starts a read of its own.
     this.#onGone();
     return true;
   };
 
-  /** Asks the waiters that joined since the last time for their signals. */
-  #askSignals(): void {
-    if (this.#first) this.#keep(this.#first());
-    if (this.#more) for (const lazy of this.#more) this.#keep(lazy());
-    this.#first = undefined;
-    this.#more = undefined;
+  #allEnded(): boolean {
+    if (this.#first && !this.#first.gone()) return false;
+    if (this.#more) for (const end of this.#more) if (!end.gone()) return false;
+    return true;
   }
 
-  #keep(signal: AbortSignal): void {
+  #listen(end: Waiting, check: () => void): void {
+    const signal = end.abandoned();
     if (this.#signals) this.#signals.push(signal);
     else this.#signals = [signal];
-  }
-
-  #allEnded(): boolean {
-    if (this.#signals) for (const signal of this.#signals) if (!signal.aborted) return false;
-    return true;
+    signal.addEventListener('abort', check);
   }
 
   /** Aborted once every waiter has ended (never, once the read has settled). */
@@ -190,8 +181,8 @@ class Waiters implements Waiting {
       gone.abort(ABANDONED);
     };
     this.#check = check;
-    this.#askSignals();
-    if (this.#signals) for (const signal of this.#signals) signal.addEventListener('abort', check);
+    if (this.#first) this.#listen(this.#first, check);
+    if (this.#more) for (const end of this.#more) this.#listen(end, check);
     check();
     return gone.signal;
   };
@@ -202,9 +193,9 @@ class Waiters implements Waiting {
   }
 
   /**
-   * The read has settled: stops listening to the waiters and lets go of their requests' signals,
-   * which reach each request's whole state. Held until the flight is removed (after this turn),
-   * they kept every request read through it alive across young collections.
+   * The read has settled: stops listening to the waiters and lets go of their ends, which reach
+   * each request's whole state. Held until the flight is removed (after this turn), they kept
+   * every request read through it alive across young collections.
    */
   settle(): void {
     this.#settled = true;
@@ -245,15 +236,15 @@ class SingleFlight {
 
   run<T>(
     key: string,
-    signal: (() => AbortSignal) | undefined,
+    end: Waiting | undefined,
     work: (waiting: Waiting) => Promise<T>,
   ): Promise<T> {
     const existing = this.#inFlight.get(key);
     if (existing) {
-      existing.waiters.join(signal);
+      existing.waiters.join(end);
       return existing.promise as Promise<T>;
     }
-    const waiters: Waiters = new Waiters(signal, () => {
+    const waiters: Waiters = new Waiters(end, () => {
       if (this.#inFlight.get(key)?.waiters === waiters) this.#inFlight.delete(key);
     });
     const flight: Flight = { key, promise: work(waiters), waiters };
@@ -274,15 +265,6 @@ class SingleFlight {
       if (this.#inFlight.get(flight.key) === flight) this.#inFlight.delete(flight.key);
     }
   };
-}
-
-/**
- * A read for one request alone is abandoned when that request has ended (never, for a read
- * without a request's signal).
- */
-function requestWaiting(options: ReadOptions): Waiting | undefined {
-  const { signal } = options;
-  return signal && { gone: () => signal().aborted, abandoned: signal };
 }
 
 /** The upstream is down (as opposed to answering something wrong): stale may stand in. */
@@ -462,9 +444,7 @@ export function createSources(deps: SourceDeps): RecordSources {
     options: ReadOptions,
     work: (waiting: Waiting | undefined) => Promise<R>,
   ): Promise<R> =>
-    policy.benchNoSingleFlight
-      ? work(requestWaiting(options))
-      : flights.run(key, options.signal, work);
+    policy.benchNoSingleFlight ? work(options.end) : flights.run(key, options.end, work);
 
   /** What a lookup found: a fresh record, or (missing or expired) the shared read and its report. */
   function lookedUp<T>(
@@ -499,7 +479,7 @@ export function createSources(deps: SourceDeps): RecordSources {
     options: ReadOptions,
   ): Promise<T | null> {
     if (options.bypassCache) {
-      return fetchAndStore(kind, key, id, options, requestWaiting(options));
+      return fetchAndStore(kind, key, id, options, options.end);
     }
     const looking = cache.get<T | null>(kind.name, key);
     return settled(looking)

@@ -9,7 +9,7 @@ import type { GraphQLError } from 'graphql';
 import { requestError } from '../errors.ts';
 import { acceptRanges, negotiate } from '../http/answer.ts';
 import type { RequestSummary } from '../observability/plugin.ts';
-import { lazyClientGone, readParams, type StreamDeps, writeResult } from './io.ts';
+import { clientEnd, readParams, type StreamDeps, writeResult } from './io.ts';
 import { writeJson } from './json.ts';
 import { writeMultipart } from './multipart.ts';
 import type { Admitted, OperationEntry, OperationParams } from './operation.ts';
@@ -55,7 +55,7 @@ export function createHttpTransport(entry: OperationEntry, streams: StreamDeps) 
       method: req.method === 'GET' && !eventStreamOnly ? 'GET' : 'POST',
       req,
       summary,
-      signal: lazyClientGone(res),
+      end: clientEnd(res),
       parts: streaming !== undefined,
     });
     if (outcome.kind === 'stream' && streaming === 'multipart') {

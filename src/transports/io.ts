@@ -8,6 +8,7 @@ import type { ExecutionResult } from 'graphql';
 import { requestError } from '../errors.ts';
 import { type AnswerType, answerOf } from '../http/answer.ts';
 import { readBytes } from '../http/body.ts';
+import type { Waiting } from '../upstream/http.ts';
 import { OPERATION_ENDED, type OperationParams } from './operation.ts';
 import {
   type StreamEndReason,
@@ -22,6 +23,20 @@ import {
  */
 export async function readBody(req: IncomingMessage): Promise<string> {
   return (await readBytes(req)).toString('utf8');
+}
+
+/**
+ * The end of an HTTP request's client: looked at (`gone`: the response has closed, as its
+ * connection is gone, or it has been sent) without anything made, or listened to (`abandoned`: a
+ * signal, made when first asked for).
+ */
+export function clientEnd(res: ServerResponse): Waiting {
+  return { gone: () => res.closed, abandoned: lazyClientGone(res) };
+}
+
+/** The end of an operation that a transport stops through `stop` (a stream, a socket's operation). */
+export function stopEnd(stop: AbortController): Waiting {
+  return { gone: () => stop.signal.aborted, abandoned: () => stop.signal };
 }
 
 /** Aborted when the client's connection closes. */

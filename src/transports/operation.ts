@@ -33,6 +33,7 @@ import { withContractCodes } from '../graphql/hardening.ts';
 import type { DocumentResolver } from '../graphql/persisted.ts';
 import type { RateLimiter } from '../http/rate-limit.ts';
 import { addErrorCodes, type RequestSummary } from '../observability/plugin.ts';
+import type { Waiting } from '../upstream/http.ts';
 
 /** A caller the entry let in. */
 export interface Admitted {
@@ -75,13 +76,13 @@ export interface OperationContext {
   business: Business;
   caller: string;
   /**
-   * The signal aborted when the operation must stop (client gone, token expired, stream
-   * returned). Made on the first call: call it only when something must know. A function rather
-   * than a getter: a getter in an object literal made per operation gives each object a hidden
-   * class of its own, which kept every operation's objects alive until the next full collection
-   * of the heap.
+   * The end of the operation (client gone, token expired, stream returned): looked at (`gone`),
+   * or listened to (`abandoned`, a signal made on the first call: call it only when something
+   * must listen). Functions rather than getters: a getter in an object literal made per
+   * operation gives each object a hidden class of its own, which kept every operation's objects
+   * alive until the next full collection of the heap.
    */
-  readonly operationSignal: () => AbortSignal;
+  readonly operationEnd: Waiting;
   /** Whether the transport sends an incremental answer in parts (see {@link OperationInput}). */
   parts: boolean;
 }
@@ -99,10 +100,11 @@ export interface OperationInput {
   req: IncomingMessage;
   summary: RequestSummary;
   /**
-   * Aborted when the client goes away; asked for only when something must know (an upstream
-   * call that has to wait, a stream), so a transport may make it on first use.
+   * The client's end: looked at when an upstream call has to wait, listened to (its signal,
+   * which a transport may make on first use) only when something must be told (a stream, a
+   * retry's sleep).
    */
-  signal: () => AbortSignal;
+  end: Waiting;
   /** Charge the caller's rate here (operations on a connection that was admitted once). */
   charge?: boolean;
   /**
@@ -304,14 +306,18 @@ export function createOperationEntry(deps: OperationEntryDeps): OperationEntry {
    * asked for its signal, makes no controller and aborts nothing (two abort events per request
    * showed in profiles). Once the operation has ended, a stop asked for is already aborted.
    */
-  function stopOf(input: OperationInput): { get(): AbortController; end(): void } {
+  function stopOf(input: OperationInput): {
+    get(): AbortController;
+    gone(): boolean;
+    end(): void;
+  } {
     let stop: AbortController | undefined;
     let ended = false;
     const get = (): AbortController => {
       if (stop) return stop;
       const made = new AbortController();
       stop = made;
-      const outer = input.signal();
+      const outer = input.end.abandoned();
       if (ended || outer.aborted) made.abort(OPERATION_ENDED);
       else {
         const forward = () => made.abort(OPERATION_ENDED);
@@ -324,6 +330,8 @@ export function createOperationEntry(deps: OperationEntryDeps): OperationEntry {
     };
     return {
       get,
+      // Looked at without making the stop: ended here, or its client gone.
+      gone: () => ended || stop?.signal.aborted === true || input.end.gone(),
       end() {
         ended = true;
         stop?.abort(OPERATION_ENDED);
@@ -377,7 +385,7 @@ export function createOperationEntry(deps: OperationEntryDeps): OperationEntry {
         viewer: admitted.viewer,
         business: admitted.business,
         caller: admitted.caller,
-        operationSignal: () => stopper.get().signal,
+        operationEnd: { gone: stopper.gone, abandoned: () => stopper.get().signal },
         parts: input.parts === true,
       };
       const pipeline = deps.getEnveloped(context);

@@ -45,6 +45,7 @@ import {
   responseWriter,
   type StreamDeps,
   statusOf,
+  stopEnd,
   writeResult,
 } from './io.ts';
 import {
@@ -420,7 +421,7 @@ export function createSseTransport(deps: SseDeps) {
       method: 'POST',
       req,
       summary,
-      signal: () => stop.signal,
+      end: stopEnd(stop),
       parts: true,
     });
     const finished = () => {

@@ -27,7 +27,7 @@ import type { RequestSummary } from '../observability/plugin.ts';
 import { withRequestId } from '../observability/request-context.ts';
 import type { ThrottledWarn } from '../observability/throttled-log.ts';
 import type { ConnectionSlots } from './connections.ts';
-import { type StreamDeps, statusOf } from './io.ts';
+import { type StreamDeps, statusOf, stopEnd } from './io.ts';
 import {
   type Admitted,
   OPERATION_ENDED,
@@ -194,7 +194,7 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps): () => Prom
           method: 'POST',
           req: extra.request,
           summary,
-          signal: () => stop.signal,
+          end: stopEnd(stop),
           charge: true,
         }),
       );

@@ -109,8 +109,9 @@ class FailedAnswer extends Error {
 }
 
 /**
- * Whether any request still waits for a read, in the two forms a wait asks for: a look at the
- * moment, and a signal for a wait that sleeps. Given only to reads some request may leave.
+ * Whether any request still waits for something (a read, an operation, a client's answer), in
+ * the two forms a wait asks for: a look at the moment, and a signal for a wait that sleeps. Given
+ * only to reads some request may leave.
  */
 export interface Waiting {
   /**

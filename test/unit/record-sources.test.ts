@@ -13,6 +13,7 @@ import type { RecordSources } from '../../src/cache/sources.ts';
 import { RecordCache } from '../../src/cache/store.ts';
 import { loadConfig, type UpstreamPolicyConfig } from '../../src/config.ts';
 import { memoryState, type SharedState } from '../../src/state/index.ts';
+import { stopEnd } from '../../src/transports/io.ts';
 import { CallerShare } from '../../src/upstream/caller-share.ts';
 import { type Fixture, startFixture, transactionBody } from '../helpers/fixture.ts';
 import { testSources } from '../helpers/sources.ts';
@@ -204,16 +205,16 @@ describe('record sources over the memory state', () => {
     const x = new AbortController();
     const y = new AbortController();
     const z = new AbortController();
-    const inFlight = read.transaction('NT-HELD1', { gate, signal: () => x.signal });
+    const inFlight = read.transaction('NT-HELD1', { gate, end: stopEnd(x) });
     await first;
     // Queued behind it: one record X and Y wait for, one X and Z wait for (single flight).
     const sharedByXY = [
-      read.transaction('NT-SHARED1', { gate, signal: () => x.signal }),
-      read.transaction('NT-SHARED1', { gate, signal: () => y.signal }),
+      read.transaction('NT-SHARED1', { gate, end: stopEnd(x) }),
+      read.transaction('NT-SHARED1', { gate, end: stopEnd(y) }),
     ];
     const sharedByXZ = [
-      read.transaction('NT-GONE1', { gate, signal: () => x.signal }),
-      read.transaction('NT-GONE1', { gate, signal: () => z.signal }),
+      read.transaction('NT-GONE1', { gate, end: stopEnd(x) }),
+      read.transaction('NT-GONE1', { gate, end: stopEnd(z) }),
     ];
     // Each read has looked at the cache and joined its flight.
     await turn();
@@ -232,7 +233,7 @@ describe('record sources over the memory state', () => {
     // A request arriving now starts a read of its own instead of joining the dropped one.
     const later = read.transaction('NT-GONE1', {
       gate,
-      signal: () => new AbortController().signal,
+      end: stopEnd(new AbortController()),
     });
     expect((await later)?.txRef).toBe('NT-GONE1');
     expect(payment.requests.map((request) => request.path.split('/').pop())).toEqual([
@@ -247,6 +248,40 @@ describe('record sources over the memory state', () => {
     expect(share.callers).toBe(0);
   });
 
+  it("calls that waited in the caller's queue and at the cap look at their requests' ends: no signal is made, none listened to", async () => {
+    const read = sources(memoryState(), undefined, { maxConcurrent: 1, maxQueued: 10 });
+    const share = new CallerShare({ endUser: 1, service: 1 }, 10);
+    const gate = gateOf(share);
+    // A request's end that counts how often it is looked at and how often its signal is asked for.
+    const looks = { gone: 0, signals: 0 };
+    const counted = () => ({
+      gone: () => {
+        looks.gone += 1;
+        return false;
+      },
+      abandoned: () => {
+        looks.signals += 1;
+        return new AbortController().signal;
+      },
+    });
+    const { first, release } = holding('NT-LOOK1');
+    const inFlight = read.transaction('NT-LOOK1', { gate, end: counted() });
+    await first;
+    // Behind it in the caller's queue (another caller's read waits at the cap meanwhile).
+    const waited = read.transaction('NT-LOOK2', { gate, end: counted() });
+    const atCap = read.transaction('NT-LOOK3', { end: counted() });
+    await turn();
+    release();
+    expect((await Promise.all([inFlight, waited, atCap])).map((record) => record?.txRef)).toEqual([
+      'NT-LOOK1',
+      'NT-LOOK2',
+      'NT-LOOK3',
+    ]);
+    // Each waiting call looked when its turn came; nothing asked for a signal.
+    expect(looks.gone).toBeGreaterThanOrEqual(2);
+    expect(looks.signals).toBe(0);
+  });
+
   it('a request that joins a waiting read its first requests have left keeps the call wanted', async () => {
     const read = sources(memoryState());
     const share = new CallerShare({ endUser: 1, service: 1 }, 10);
@@ -255,13 +290,13 @@ describe('record sources over the memory state', () => {
     const x = new AbortController();
     const inFlight = read.transaction('NT-HELD2', { gate });
     await first;
-    const left = read.transaction('NT-JOINED2', { gate, signal: () => x.signal });
+    const left = read.transaction('NT-JOINED2', { gate, end: stopEnd(x) });
     await turn();
     x.abort();
     // Another request joins the same read before its turn: the call is made for it.
     const joined = read.transaction('NT-JOINED2', {
       gate,
-      signal: () => new AbortController().signal,
+      end: stopEnd(new AbortController()),
     });
     release();
     expect((await inFlight)?.txRef).toBe('NT-HELD2');
@@ -275,7 +310,7 @@ describe('record sources over the memory state', () => {
     // The service holds its answer, then says 503 (which is retried).
     const { first, release } = holding('NT-RETRY1', 503);
     const x = new AbortController();
-    const gone = read.transaction('NT-RETRY1', { signal: () => x.signal });
+    const gone = read.transaction('NT-RETRY1', { end: stopEnd(x) });
     await first;
     x.abort();
     release();
@@ -290,13 +325,13 @@ describe('record sources over the memory state', () => {
     const x = new AbortController();
     const y = new AbortController();
     const z = new AbortController();
-    const inFlight = read.transaction('NT-BULK1', { signal: () => x.signal });
+    const inFlight = read.transaction('NT-BULK1', { end: stopEnd(x) });
     await first;
     // Queued behind it at the cap: one record Y alone waits for, one X and Z wait for.
-    const gone = read.transaction('NT-BGONE1', { signal: () => y.signal });
+    const gone = read.transaction('NT-BGONE1', { end: stopEnd(y) });
     const kept = [
-      read.transaction('NT-BKEPT1', { signal: () => x.signal }),
-      read.transaction('NT-BKEPT1', { signal: () => z.signal }),
+      read.transaction('NT-BKEPT1', { end: stopEnd(x) }),
+      read.transaction('NT-BKEPT1', { end: stopEnd(z) }),
     ];
     await turn();
     // X's request ends too: its call in flight is made all the same, and Z still waits.
@@ -337,13 +372,13 @@ describe('record sources over the memory state', () => {
       const x = new AbortController();
       const y = new AbortController();
       const firstArrived = arrival();
-      const inFlight = read.transaction('NT-CAP2A', { signal: () => x.signal });
+      const inFlight = read.transaction('NT-CAP2A', { end: stopEnd(x) });
       await firstArrived;
       expect(arrived).toEqual(['NT-CAP2A']);
       // Queued at the cap, wanted by X and Y.
       const waited = [
-        read.transaction('NT-CAP2B', { signal: () => x.signal }),
-        read.transaction('NT-CAP2B', { signal: () => y.signal }),
+        read.transaction('NT-CAP2B', { end: stopEnd(x) }),
+        read.transaction('NT-CAP2B', { end: stopEnd(y) }),
       ];
       await turn();
       expect(getEventListeners(x.signal, 'abort')).toEqual([]);

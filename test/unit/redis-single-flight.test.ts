@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecordSources } from '../../src/cache/sources.ts';
 import { redisState } from '../../src/state/index.ts';
 import { RedisConnection } from '../../src/state/redis.ts';
+import { stopEnd } from '../../src/transports/io.ts';
 import { type Fixture, startFixture, transactionBody } from '../helpers/fixture.ts';
 import { skipRedisTests, startRedis, type TestRedis } from '../helpers/redis.ts';
 import { testSources } from '../helpers/sources.ts';
@@ -89,10 +90,7 @@ describe.skipIf(skip)('single flight between replicas over Redis', () => {
     const y = new AbortController();
     const z = new AbortController();
     let looking = look();
-    const readsB = [
-      b.transaction(TX, { signal: () => y.signal }),
-      b.transaction(TX, { signal: () => z.signal }),
-    ];
+    const readsB = [b.transaction(TX, { end: stopEnd(y) }), b.transaction(TX, { end: stopEnd(z) })];
     const settledB = Promise.allSettled(readsB);
     await looking;
     // One of them ends: B still waits for the other.
