@@ -35,6 +35,8 @@ interface Queued {
   reject: (reason: unknown) => void;
   /** Whether no request waits for it any more. */
   gone: (() => boolean) | undefined;
+  /** The call after it in the queue. */
+  next: Queued | undefined;
 }
 
 export interface SlotsOptions {
@@ -50,8 +52,15 @@ export class Slots {
   readonly #now: () => number;
   readonly #onIdle: (() => void) | undefined;
   #active = 0;
-  /** The calls waiting, in arrival order; one dropped is deleted from anywhere in it. */
-  readonly #waiting = new Set<Queued>();
+  /**
+   * The calls waiting, in arrival order: a list linked through `next`, from the first to the
+   * last, of `#queued` calls; one dropped is unlinked from anywhere in it. (A `Set` taken from
+   * its front kept its deleted entries until it was rebuilt, and each release walked past them:
+   * about 1.4 % of a request's CPU when twenty calls per request waited.)
+   */
+  #first: Queued | undefined;
+  #last: Queued | undefined;
+  #queued = 0;
   /** When the full queue was last looked through for calls nobody waits for (ms). */
   #sweptAt = Number.NEGATIVE_INFINITY;
 
@@ -65,7 +74,7 @@ export class Slots {
 
   /** Whether a call made now would run at once. */
   get free(): boolean {
-    return this.#active < this.#limit && this.#waiting.size === 0;
+    return this.#active < this.#limit && this.#queued === 0;
   }
 
   /** Calls running. */
@@ -75,7 +84,7 @@ export class Slots {
 
   /** Calls waiting. */
   get queued(): number {
-    return this.#waiting.size;
+    return this.#queued;
   }
 
   /**
@@ -90,18 +99,17 @@ export class Slots {
     gone?: () => boolean,
     limit = this.#limit,
   ): Promise<T> | undefined {
-    if (this.#active < limit && this.#waiting.size === 0) {
+    if (this.#active < limit && this.#queued === 0) {
       this.#active += 1;
       return this.#holding(work);
     }
     if (gone?.()) return Promise.reject(CALL_DROPPED);
-    const waiting = this.#waiting;
-    if (waiting.size >= this.#maxQueued && this.#dropGone() === 0) return undefined;
+    if (this.#queued >= this.#maxQueued && this.#dropGone() === 0) return undefined;
     // The slot is handed over by the call that ends (`active` is not decremented then). The work
     // runs in a reaction registered here, so as the work of this call's caller (its request's id
     // and trace go with it), never as that of the call that handed the slot over.
     return new Promise<void>((turn, reject) => {
-      waiting.add({ turn, reject, gone });
+      this.#enqueue({ turn, reject, gone, next: undefined });
     }).then(() => this.#holding(work));
   }
 
@@ -111,8 +119,8 @@ export class Slots {
    */
   readonly #release = (): void => {
     // The next call still wanted takes the slot; those nobody waits for are dropped on the way.
-    for (const next of this.#waiting) {
-      this.#waiting.delete(next);
+    for (let next = this.#first; next; next = this.#first) {
+      this.#unlink(next, undefined);
       if (next.gone?.()) {
         next.reject(CALL_DROPPED);
         continue;
@@ -133,14 +141,33 @@ export class Slots {
     if (now - this.#sweptAt < SWEEP_INTERVAL_MS) return 0;
     this.#sweptAt = now;
     let dropped = 0;
-    for (const call of this.#waiting) {
+    let before: Queued | undefined;
+    for (let call = this.#first; call; ) {
+      const after = call.next;
       if (call.gone?.()) {
-        this.#waiting.delete(call);
+        this.#unlink(call, before);
         call.reject(CALL_DROPPED);
         dropped += 1;
-      }
+      } else before = call;
+      call = after;
     }
     return dropped;
+  }
+
+  #enqueue(call: Queued): void {
+    if (this.#last) this.#last.next = call;
+    else this.#first = call;
+    this.#last = call;
+    this.#queued += 1;
+  }
+
+  /** Takes `call` out of the queue; `before` is the call before it (undefined: it is the first). */
+  #unlink(call: Queued, before: Queued | undefined): void {
+    if (before) before.next = call.next;
+    else this.#first = call.next;
+    if (this.#last === call) this.#last = before;
+    call.next = undefined;
+    this.#queued -= 1;
   }
 
   /** Runs `work` in a slot already taken, and passes the slot on (or frees it) when it settles. */

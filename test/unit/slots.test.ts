@@ -132,4 +132,40 @@ describe('Slots', () => {
     await Promise.all([first, kept]);
     expect(ran).toEqual(['a', 'kept']);
   });
+
+  it('a full queue drops its unwanted calls from anywhere in it, and keeps the others in order', async () => {
+    let now = 0;
+    const slots = new Slots(1, 5, { now: () => now });
+    const ran: string[] = [];
+    const a = held(ran, 'a');
+    const first = slots.run(a.work);
+    const left = new Set<string>();
+    const queue = ['b', 'c', 'd', 'e', 'f'].map((name) =>
+      slots.run(noting(ran, name), () => left.has(name)),
+    );
+    expect(slots.queued).toBe(5);
+    // The second, the fourth and the last leave; a new call wants a place.
+    for (const name of ['c', 'e', 'f']) left.add(name);
+    now += 100;
+    const late = slots.run(noting(ran, 'g'));
+    expect(slots.queued).toBe(3);
+    // Another call fits after the ones kept, at the end.
+    const later = slots.run(noting(ran, 'h'));
+    expect(slots.queued).toBe(4);
+    a.finish();
+    const settled = await Promise.allSettled([first, ...queue, late, later]);
+    expect(settled.map((outcome) => outcome.status)).toEqual([
+      'fulfilled',
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+      'rejected',
+      'rejected',
+      'fulfilled',
+      'fulfilled',
+    ]);
+    expect(ran).toEqual(['a', 'b', 'd', 'g', 'h']);
+    expect(slots.queued).toBe(0);
+    expect(slots.active).toBe(0);
+  });
 });
