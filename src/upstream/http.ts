@@ -137,12 +137,17 @@ interface Read<T> {
   /** When its time budget runs out (`performance.now()` ms). */
   deadline: number;
   /** What the read returns for its final answer (see {@link UpstreamHttp.get}). */
-  accept: (result: HttpResult) => T;
+  accept: (result: HttpResult) => T | PromiseLike<T>;
   /**
    * The current attempt was made with the circuit closed and is counted: its outcome goes into
    * the breaker's window when it ends (see {@link UpstreamHttp} `#guarded`).
    */
   closedCount: boolean;
+  /**
+   * The current attempt took its slot of the cap at once: given back when the attempt settles,
+   * in the step that reads its outcome (see {@link UpstreamHttp} `#attempt`).
+   */
+  holding: boolean;
 }
 
 /** What an attempt that did not succeed leaves for the retry after it. */
@@ -350,7 +355,7 @@ export class UpstreamHttp {
   get<T>(
     path: string,
     headers: Record<string, string>,
-    accept: (result: HttpResult) => T,
+    accept: (result: HttpResult) => T | PromiseLike<T>,
     waiting?: Waiting,
     key = path,
     since = performance.now(),
@@ -363,6 +368,7 @@ export class UpstreamHttp {
       deadline: since + this.#policy.timeoutMs,
       accept,
       closedCount: false,
+      holding: false,
     };
     return this.#attempt(read, 1, undefined);
   }
@@ -386,6 +392,7 @@ export class UpstreamHttp {
       );
     }
     read.closedCount = false;
+    read.holding = false;
     let call: Promise<HttpResult>;
     try {
       call = this.#guarded(read, attempt);
@@ -394,10 +401,12 @@ export class UpstreamHttp {
     }
     return call.then(
       (result) => {
+        if (read.holding) this.#slots.release();
         if (read.closedCount) this.#sampling.success(CircuitState.Closed);
         return read.accept(this.#succeeded(result, key, started));
       },
       (error: unknown) => {
+        if (read.holding) this.#slots.release();
         if (read.closedCount) this.#countFailure(error);
         return this.#retry(
           read,
@@ -439,7 +448,7 @@ export class UpstreamHttp {
       // Waiting would break the caller's budget: say when to come back instead.
       throw new UpstreamUnavailableError(this.name, 'rate limited by the upstream', retryAfter);
     }
-    const giveUp = (): T => {
+    const giveUp = (): T | PromiseLike<T> => {
       if (result) return read.accept(result);
       throw new UpstreamUnavailableError(this.name, 'connection failed');
     };
@@ -499,9 +508,14 @@ export class UpstreamHttp {
       // The policy calls it later, with a context of its own: the budget read then.
       return this.#breaker.execute(() => call());
     };
+    // A free slot is taken at once, and given back in the step that reads the attempt's outcome
+    // (no reaction of its own per call). What `guarded` throws is that attempt's rejection.
+    if (this.#slots.take()) {
+      read.holding = true;
+      return guarded();
+    }
     // Whether the call is still wanted, asked only of one that has to wait.
-    const gone = this.#slots.free ? undefined : read.waiting?.gone;
-    return this.#slots.run(guarded, gone) ?? Promise.reject(new CapQueueFull());
+    return this.#slots.run(guarded, read.waiting?.gone) ?? Promise.reject(new CapQueueFull());
   }
 
   /**

@@ -99,10 +99,7 @@ export class Slots {
     gone?: () => boolean,
     limit = this.#limit,
   ): Promise<T> | undefined {
-    if (this.#active < limit && this.#queued === 0) {
-      this.#active += 1;
-      return this.#holding(work);
-    }
+    if (this.take(limit)) return this.#holding(work);
     if (gone?.()) return Promise.reject(CALL_DROPPED);
     if (this.#queued >= this.#maxQueued && this.#dropGone() === 0) return undefined;
     // The slot is handed over by the call that ends (`active` is not decremented then). The work
@@ -114,10 +111,22 @@ export class Slots {
   }
 
   /**
+   * Takes a slot at once when one is free and no call waits before it (`limit`: as for
+   * {@link run}). True: the slot is the caller's, who gives it back through {@link release}
+   * once its work has settled, exactly once (in a step it takes anyway, rather than in a
+   * reaction of its own as {@link run} adds). False: nothing taken, the call has to wait.
+   */
+  take(limit = this.#limit): boolean {
+    if (this.#active >= limit || this.#queued !== 0) return false;
+    this.#active += 1;
+    return true;
+  }
+
+  /**
    * Passes the slot of a call that settled on to the next call still wanted, or frees it. One
    * function for all the calls.
    */
-  readonly #release = (): void => {
+  readonly release = (): void => {
     // The next call still wanted takes the slot; those nobody waits for are dropped on the way.
     for (let next = this.#first; next; next = this.#first) {
       this.#unlink(next, undefined);
@@ -178,7 +187,7 @@ export class Slots {
     } catch (error) {
       running = Promise.reject(error);
     }
-    running.then(this.#release, this.#release);
+    running.then(this.release, this.release);
     return running;
   }
 }

@@ -105,6 +105,27 @@ describe('Slots', () => {
     expect(ran).toEqual(['a', 'queued', 'b', 'beside']);
   });
 
+  it('takes a free slot at once for a caller that gives it back itself, and hands it on then', async () => {
+    const slots = new Slots(1, 10);
+    const ran: string[] = [];
+    expect(slots.take()).toBe(true);
+    // Held: a call arriving now waits, and so does a take.
+    expect(slots.take()).toBe(false);
+    const waiting = slots.run(noting(ran, 'b'));
+    expect(slots.queued).toBe(1);
+    expect(ran).toEqual([]);
+    // Given back: the waiting call takes it (in arrival order, before any take).
+    slots.release();
+    expect(slots.take()).toBe(false);
+    expect(await waiting).toBe('b');
+    expect(ran).toEqual(['b']);
+    expect(slots.active).toBe(0);
+    // A limit of the caller's own, as for run.
+    expect(slots.take(0)).toBe(false);
+    expect(slots.take()).toBe(true);
+    expect(slots.active).toBe(1);
+  });
+
   it('frees the slot of a work that throws or rejects', async () => {
     const slots = new Slots(1, 10);
     const thrown = slots.run(() => {
