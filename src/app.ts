@@ -405,11 +405,12 @@ function buildBusiness(account: BusinessAccount, several: boolean, parts: Busine
   const sources: RecordSources = createSources({
     // Through the current clients: an update's credentials serve the next call.
     payment: {
-      getTransaction: (txRef, waiting, since) =>
-        current.payment.getTransaction(txRef, waiting, since),
+      getTransaction: (txRef, waiting, since, then) =>
+        current.payment.getTransaction(txRef, waiting, since, then),
     },
     kyc: {
-      getUser: (userRef, waiting, since) => current.kyc.getUser(userRef, waiting, since),
+      getUser: (userRef, waiting, since, then) =>
+        current.kyc.getUser(userRef, waiting, since, then),
     },
     cache,
     policy: config.cache,

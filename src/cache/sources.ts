@@ -31,7 +31,7 @@ import { type UpstreamName, UpstreamTimeoutError, UpstreamUnavailableError } fro
 import { RECORD_FORMAT, type UpstreamKycUser, type UpstreamTransaction } from '../model/records.ts';
 import { isFinalStatus } from '../model/status.ts';
 import { settled } from '../state/records.ts';
-import type { KycClient, PaymentClient } from '../upstream/clients.ts';
+import type { KycClient, PaymentClient, Then } from '../upstream/clients.ts';
 import type { Waiting } from '../upstream/http.ts';
 import type { CachedEntry, RecordCache } from './store.ts';
 
@@ -234,28 +234,42 @@ class SingleFlight {
   /** Flights settled in this turn, removed together once it is over (one timer per turn). */
   #settled: Flight[] = [];
 
-  run<T>(
+  /**
+   * `after` turns the work's outcome into what each caller gets (its own report of it), in the
+   * step in which the flight is released for the first caller (one reaction, not two).
+   */
+  run<T, R>(
     key: string,
     end: Waiting | undefined,
     work: (waiting: Waiting) => Promise<T>,
-  ): Promise<T> {
+    after: (outcome: T) => R,
+  ): Promise<R> {
     const existing = this.#inFlight.get(key);
     if (existing) {
       existing.waiters.join(end);
-      return existing.promise as Promise<T>;
+      return (existing.promise as Promise<T>).then(after);
     }
     const waiters: Waiters = new Waiters(end, () => {
       if (this.#inFlight.get(key)?.waiters === waiters) this.#inFlight.delete(key);
     });
-    const flight: Flight = { key, promise: work(waiters), waiters };
+    const promise = work(waiters);
+    const flight: Flight = { key, promise, waiters };
     // Dropped at once (its one request had already ended): nothing to join.
     if (!waiters.ended) this.#inFlight.set(key, flight);
     const release = () => {
       waiters.settle();
       if (this.#settled.push(flight) === 1) setImmediate(this.#sweep);
     };
-    flight.promise.then(release, release);
-    return flight.promise as Promise<T>;
+    return promise.then(
+      (outcome) => {
+        release();
+        return after(outcome);
+      },
+      (error: unknown) => {
+        release();
+        throw error;
+      },
+    );
   }
 
   readonly #sweep = (): void => {
@@ -277,9 +291,15 @@ interface RecordKind<T> {
   upstream: UpstreamName;
   /**
    * `waiting`: asked only when the call has to wait or be retried; `since`: when the read's
-   * time budget began (both: see UpstreamHttp.get).
+   * time budget began (both: see UpstreamHttp.get); `then`: what the read returns for its
+   * record, applied in the step that reads the answer (see PaymentClient.getTransaction).
    */
-  fetch: (id: string, waiting?: Waiting, since?: number) => Promise<T | null>;
+  fetch: <R>(
+    id: string,
+    waiting: Waiting | undefined,
+    since: number,
+    then: Then<T, R> | undefined,
+  ) => Promise<R>;
   /** Fresh seconds and extra seconds kept for stale serving. */
   ttl: (record: T) => { ttl: number; keep: number };
 }
@@ -316,13 +336,14 @@ export function createSources(deps: SourceDeps): RecordSources {
   const transactionKind: RecordKind<UpstreamTransaction> = {
     name: 'transaction',
     upstream: 'payment',
-    fetch: (txRef, waiting, since) => deps.payment.getTransaction(txRef, waiting, since),
+    fetch: (txRef, waiting, since, then) =>
+      deps.payment.getTransaction(txRef, waiting, since, then),
     ttl: (record) => (isFinalStatus(record.status) ? finalTtl : pendingTtl),
   };
   const kycKind: RecordKind<UpstreamKycUser> = {
     name: 'kyc',
     upstream: 'kyc',
-    fetch: (userRef, waiting, since) => deps.kyc.getUser(userRef, waiting, since),
+    fetch: (userRef, waiting, since, then) => deps.kyc.getUser(userRef, waiting, since, then),
     ttl: () => kycTtl,
   };
 
@@ -339,19 +360,21 @@ export function createSources(deps: SourceDeps): RecordSources {
     options: ReadOptions,
     waiting: Waiting | undefined,
   ): Promise<T | null> {
-    // `then`s rather than an async function (a suspended frame per record showed in allocation
-    // profiles); anything thrown is a rejection, as it was there.
+    // No async function (a suspended frame per record showed in allocation profiles); anything
+    // thrown is a rejection, as it was there.
     try {
       // Taken before the call: a read that began earlier than a stored record's never replaces it.
       const fetchedAt = Date.now();
       // The read's time budget begins here: a call that waits for its caller's share first has
       // only what is left of it once its turn comes (none left: UPSTREAM_TIMEOUT, no call made).
       const since = performance.now();
-      const reading = options.gate
-        ? options.gate(kind.upstream, () => kind.fetch(id, waiting, since), waiting?.gone)
-        : kind.fetch(id, waiting, since);
-      if (policy.benchNoWrite) return reading;
-      return reading.then((record) => storeRead(kind, key, record, fetchedAt, options));
+      // The write is made in the step that reads the answer, not in a step of its own.
+      const store = policy.benchNoWrite
+        ? undefined
+        : (record: T | null) => storeRead(kind, key, record, fetchedAt, options);
+      return options.gate
+        ? options.gate(kind.upstream, () => kind.fetch(id, waiting, since, store), waiting?.gone)
+        : kind.fetch(id, waiting, since, store);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -438,13 +461,19 @@ export function createSources(deps: SourceDeps): RecordSources {
     }
   }
 
-  /** Concurrent calls for `key` share one run of `work` (not in the benchmark's bare runs). */
-  const shared = <R>(
+  /**
+   * Concurrent calls for `key` share one run of `work` (not in the benchmark's bare runs); each
+   * gets `after` of its outcome.
+   */
+  const shared = <T, R>(
     key: string,
     options: ReadOptions,
-    work: (waiting: Waiting | undefined) => Promise<R>,
+    work: (waiting: Waiting | undefined) => Promise<T>,
+    after: (outcome: T) => R,
   ): Promise<R> =>
-    policy.benchNoSingleFlight ? work(options.end) : flights.run(key, options.end, work);
+    policy.benchNoSingleFlight
+      ? work(options.end).then(after)
+      : flights.run(key, options.end, work, after);
 
   /** What a lookup found: a fresh record, or (missing or expired) the shared read and its report. */
   function lookedUp<T>(
@@ -458,8 +487,10 @@ export function createSources(deps: SourceDeps): RecordSources {
       cache.report(kind.name, 'hit');
       return Promise.resolve(cached.value);
     }
-    // A `then` rather than an async function, as in fetchAndStore.
-    return shared(key, options, (waiting) => load(kind, key, id, cached, options, waiting)).then(
+    return shared(
+      key,
+      options,
+      (waiting) => load(kind, key, id, cached, options, waiting),
       (outcome) => {
         if (!(outcome instanceof Stale)) {
           cache.report(kind.name, 'miss');

@@ -99,6 +99,17 @@ export function readAnswer<T>(
   }
 }
 
+/**
+ * What a read returns for its record (`null`: unknown), applied in the step that reads the answer;
+ * a promise only where it must wait (a write to Redis).
+ */
+export type Then<T, R> = (record: T | null) => R | PromiseLike<R>;
+
+/** The record as it is: a read's default {@link Then}. */
+function asIs<T>(record: T | null): T | null {
+  return record;
+}
+
 /** What both clients share: the HTTP policy of one upstream and the shapes of one time zone. */
 abstract class UpstreamClient {
   protected readonly http: UpstreamHttp;
@@ -150,13 +161,15 @@ export class PaymentClient extends UpstreamClient {
   /**
    * The transaction with this reference, normalized, `null` when the payment service does not
    * know it. The caller has checked the reference against TX_REF. `waiting` and `since`: see
-   * {@link UpstreamHttp.get}.
+   * {@link UpstreamHttp.get}. `then` (default: the record as it is) is what the read returns
+   * for the record, applied in the same step (the record sources store it there).
    */
-  getTransaction(
+  getTransaction<R = UpstreamTransaction | null>(
     txRef: string,
     waiting?: Waiting,
     since?: number,
-  ): Promise<UpstreamTransaction | null> {
+    then: Then<UpstreamTransaction, R> = asIs as Then<UpstreamTransaction, R>,
+  ): Promise<R> {
     // The answer is read in the step that ends the call (no async function, no step of its
     // own): one of the few steps every record takes, where each showed in allocation profiles.
     return this.http.get(
@@ -171,9 +184,9 @@ export class PaymentClient extends UpstreamClient {
           // The documented answer names no reference; one that names another is refused.
           { field: 'txRef', value: txRef },
         );
-        if (answer === null) return null;
+        if (answer === null) return then(null);
         // The shape's output is a new object of its own: completed in place rather than copied.
-        return Object.assign(answer.data, { txRef, event: answer.event });
+        return then(Object.assign(answer.data, { txRef, event: answer.event }));
       },
       waiting,
       undefined,
@@ -200,9 +213,14 @@ export class KycClient extends UpstreamClient {
 
   /**
    * The KYC details of this user of the configured business, normalized; `null` when unknown.
-   * `waiting` and `since`: see {@link UpstreamHttp.get}.
+   * `waiting`, `since` and `then`: see {@link PaymentClient.getTransaction}.
    */
-  getUser(userRef: string, waiting?: Waiting, since?: number): Promise<UpstreamKycUser | null> {
+  getUser<R = UpstreamKycUser | null>(
+    userRef: string,
+    waiting?: Waiting,
+    since?: number,
+    then: Then<UpstreamKycUser, R> = asIs as Then<UpstreamKycUser, R>,
+  ): Promise<R> {
     // The provider's first example also sends a JSON body on this GET; the consistent form is
     // the query string alone, and a body on GET is dropped by many proxies, so none is sent.
     const query = new URLSearchParams({ userRef, slug: this.#slug });
@@ -214,10 +232,10 @@ export class KycClient extends UpstreamClient {
           field: 'userRef',
           value: userRef,
         });
-        if (answer === null) return null;
+        if (answer === null) return then(null);
         // The reference asked by, when the upstream leaves it out of the record (completed in
         // place: the shape's output is a new object of its own).
-        return Object.assign(answer.data, { userRef: answer.data.userRef ?? userRef });
+        return then(Object.assign(answer.data, { userRef: answer.data.userRef ?? userRef }));
       },
       waiting,
       undefined,
