@@ -234,42 +234,28 @@ class SingleFlight {
   /** Flights settled in this turn, removed together once it is over (one timer per turn). */
   #settled: Flight[] = [];
 
-  /**
-   * `after` turns the work's outcome into what each caller gets (its own report of it), in the
-   * step in which the flight is released for the first caller (one reaction, not two).
-   */
-  run<T, R>(
+  run<T>(
     key: string,
     end: Waiting | undefined,
     work: (waiting: Waiting) => Promise<T>,
-    after: (outcome: T) => R,
-  ): Promise<R> {
+  ): Promise<T> {
     const existing = this.#inFlight.get(key);
     if (existing) {
       existing.waiters.join(end);
-      return (existing.promise as Promise<T>).then(after);
+      return existing.promise as Promise<T>;
     }
     const waiters: Waiters = new Waiters(end, () => {
       if (this.#inFlight.get(key)?.waiters === waiters) this.#inFlight.delete(key);
     });
-    const promise = work(waiters);
-    const flight: Flight = { key, promise, waiters };
+    const flight: Flight = { key, promise: work(waiters), waiters };
     // Dropped at once (its one request had already ended): nothing to join.
     if (!waiters.ended) this.#inFlight.set(key, flight);
     const release = () => {
       waiters.settle();
       if (this.#settled.push(flight) === 1) setImmediate(this.#sweep);
     };
-    return promise.then(
-      (outcome) => {
-        release();
-        return after(outcome);
-      },
-      (error: unknown) => {
-        release();
-        throw error;
-      },
-    );
+    flight.promise.then(release, release);
+    return flight.promise as Promise<T>;
   }
 
   readonly #sweep = (): void => {
@@ -461,19 +447,13 @@ export function createSources(deps: SourceDeps): RecordSources {
     }
   }
 
-  /**
-   * Concurrent calls for `key` share one run of `work` (not in the benchmark's bare runs); each
-   * gets `after` of its outcome.
-   */
-  const shared = <T, R>(
+  /** Concurrent calls for `key` share one run of `work` (not in the benchmark's bare runs). */
+  const shared = <R>(
     key: string,
     options: ReadOptions,
-    work: (waiting: Waiting | undefined) => Promise<T>,
-    after: (outcome: T) => R,
+    work: (waiting: Waiting | undefined) => Promise<R>,
   ): Promise<R> =>
-    policy.benchNoSingleFlight
-      ? work(options.end).then(after)
-      : flights.run(key, options.end, work, after);
+    policy.benchNoSingleFlight ? work(options.end) : flights.run(key, options.end, work);
 
   /** What a lookup found: a fresh record, or (missing or expired) the shared read and its report. */
   function lookedUp<T>(
@@ -487,10 +467,8 @@ export function createSources(deps: SourceDeps): RecordSources {
       cache.report(kind.name, 'hit');
       return Promise.resolve(cached.value);
     }
-    return shared(
-      key,
-      options,
-      (waiting) => load(kind, key, id, cached, options, waiting),
+    // A `then` rather than an async function, as in fetchAndStore.
+    return shared(key, options, (waiting) => load(kind, key, id, cached, options, waiting)).then(
       (outcome) => {
         if (!(outcome instanceof Stale)) {
           cache.report(kind.name, 'miss');
