@@ -53,7 +53,7 @@ export function clientGone(res: ServerResponse): AbortSignal {
  * asking whether their client is still there, and then cost no controller, no listener and no
  * abort event.
  */
-export function lazyClientGone(res: ServerResponse): () => AbortSignal {
+function lazyClientGone(res: ServerResponse): () => AbortSignal {
   let signal: AbortSignal | undefined;
   return () => {
     signal ??= clientGone(res);
