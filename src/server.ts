@@ -18,6 +18,7 @@ import { accepts, answerOf, negotiate } from './http/answer.ts';
 import { createCors } from './http/cors.ts';
 import { boundIdleSockets } from './http/idle-sockets.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
+import { UnderWay } from './http/under-way.ts';
 import { type Logger, writeRequestLine } from './observability/logger.ts';
 import { type GatewayMetrics, NO_BUSINESS } from './observability/metrics.ts';
 import type { RequestSummary } from './observability/plugin.ts';
@@ -298,15 +299,15 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
   let draining = false;
   /** Answers under way, until they have gone out (the drain marks them `Connection: close`). */
-  const answering = new Set<ServerResponse>();
+  const answering = new UnderWay<ServerResponse>();
   /** Upgraded sockets (WebSockets), which the server's own connection closing does not reach. */
   const upgraded = new Set<Duplex>();
 
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     if (draining) res.setHeader('connection', 'close');
     else {
-      answering.add(res);
-      res.once('close', () => answering.delete(res));
+      const place = answering.add(res);
+      res.once('close', () => answering.remove(place));
     }
     const path = (req.url ?? '/').split('?', 1)[0];
     if (path === '/graphql') {
