@@ -50,6 +50,8 @@ export interface TestGateway {
     /** The business claim (`biz`), sent as given; absent when undefined. */
     biz?: unknown;
   }): Promise<string>;
+  /** The shutdown's first step: answers under way and new ones close their connection. */
+  drain(): void;
   close(): Promise<void>;
 }
 
@@ -146,6 +148,7 @@ export async function startGateway(
         .setExpirationTime(claims.expiresIn ?? '5m')
         .sign(new TextEncoder().encode(TEST_JWT_SECRET));
     },
+    drain: () => gateway.drain(),
     close: async () => {
       server.closeAllConnections();
       server.close();
