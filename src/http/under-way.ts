@@ -31,7 +31,6 @@ interface Linked<T extends object> {
 export class UnderWay<T extends object> {
   #first: Linked<T> | undefined;
   #last: Linked<T> | undefined;
-  #size = 0;
 
   /** Adds `item` at the end; the entry returned takes it out again. */
   add(item: T): UnderWayEntry<T> {
@@ -39,7 +38,6 @@ export class UnderWay<T extends object> {
     if (this.#last) this.#last.later = entry;
     else this.#first = entry;
     this.#last = entry;
-    this.#size += 1;
     return entry;
   }
 
@@ -55,7 +53,6 @@ export class UnderWay<T extends object> {
     linked.item = undefined;
     linked.earlier = undefined;
     linked.later = undefined;
-    this.#size -= 1;
   }
 
   /**
@@ -69,9 +66,5 @@ export class UnderWay<T extends object> {
       if (item !== undefined) yield item;
       entry = later;
     }
-  }
-
-  get size(): number {
-    return this.#size;
   }
 }
