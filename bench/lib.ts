@@ -242,7 +242,13 @@ export function rssBytes(pid: number): number {
   }
 }
 
-/** CPU seconds (user + system) a process has used so far. */
+/**
+ * The step in which {@link cpuSeconds} moves: Linux reports a process's CPU time in clock ticks
+ * (`getconf CLK_TCK`, usually 100 a second).
+ */
+export const CPU_TICK_S = 1 / CLK_TCK;
+
+/** CPU seconds (user + system) a process has used so far, in steps of {@link CPU_TICK_S}. */
 export function cpuSeconds(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');

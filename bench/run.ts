@@ -72,6 +72,7 @@ import {
 } from './features.ts';
 import {
   benchToken,
+  CPU_TICK_S,
   cpuSeconds,
   GATEWAY_PORT,
   gatewayEnv,
@@ -1105,7 +1106,7 @@ async function features(stub: Started, reference: Started): Promise<void> {
     ...(RATE === undefined
       ? []
       : [
-          `Each process of a round was offered ${RATE} req/s (\`--rate\`): the req/s shares only show whether one fell behind; read the CPU/request shares.`,
+          `Each process of a round was offered ${RATE} req/s (\`--rate\`): the req/s shares only show whether one fell behind; read the CPU/request shares. A process's CPU time is read in clock ticks of ${fmt(CPU_TICK_S * 1000, 0)} ms: at ${RATE} req/s for ${DURATION_S} s a round's µs of CPU per request moves in steps of ${fmt((CPU_TICK_S * 1e6) / (RATE * DURATION_S), 1)} µs (\`--duration\` makes them smaller).`,
         ]),
     'Not switchable yet:',
     ...NOT_SWITCHABLE.map((n) => `- ${n.name}: ${n.why}`),
