@@ -245,6 +245,11 @@ function acknowledge(args: string[]): Promise<{ code: number | null; output: str
 const LEDGER = 'gw:{confirm:v2}:ledger';
 const SUSPENDED = { code: 'UPSTREAM_UNAVAILABLE', reason: 'CLAIMS_UNVERIFIED' };
 
+/** How many times a replica's output has said that confirmations are suspended. */
+function suspensionsTold(output: string): number {
+  return output.split('payment confirmations: SUSPENDED').length - 1;
+}
+
 describe.skipIf(skip)('claims lost while both replicas run', () => {
   it('each replica said at start that this Redis can lose claims', () => {
     for (const gateway of [a, b]) {
@@ -295,12 +300,19 @@ describe.skipIf(skip)('claims lost while both replicas run', () => {
   it('after a Redis restart without persistence, found at reconnection: nothing confirmed', async () => {
     const txRef = `NT-RESTART${Date.now()}`;
     expect(await confirm(a, txRef, 'order-A')).toMatchObject({ confirmed: true });
+    const toldBefore = [a, b].map((gateway) => suspensionsTold(gateway.output()));
     await redis.stop('SIGKILL');
     await redis.start();
-    // Each replica checks the ledger as it reconnects, before any confirmation asks.
+    // Each replica checks the ledger as it reconnects, before any confirmation asks, and says
+    // so once. Until a replica has reconnected, its confirmations fail as Redis being down (no
+    // confirmation either, but not this reason): wait for both, not for the first to mark it.
     await until(async () => {
       const marker = await redis.command(['GET', LEDGER]).catch(() => null);
-      return typeof marker === 'string' && marker.startsWith('lost:');
+      return (
+        typeof marker === 'string' &&
+        marker.startsWith('lost:') &&
+        [a, b].every((gateway, i) => suspensionsTold(gateway.output()) > (toldBefore[i] ?? 0))
+      );
     }, 15_000);
     for (const gateway of [a, b]) {
       const answer = await confirm(gateway, txRef, 'order-B');
