@@ -1,5 +1,6 @@
 import { Agent, request } from 'node:http';
 import { describe, expect, it } from 'vitest';
+import { until } from '../helpers/eventually.ts';
 import { byRef, setup } from '../helpers/fixture-gateway.ts';
 
 interface Answered {
@@ -35,11 +36,6 @@ function post(url: string, agent: Agent, token: string, query: string): Promise<
   });
 }
 
-/** Resolves once `ready()` holds, looking after each turn of the event loop. */
-async function until(ready: () => boolean): Promise<void> {
-  while (!ready()) await new Promise((resolve) => setImmediate(resolve));
-}
-
 describe('the drain', () => {
   it('closes the connection of answers already under way and of new ones, not of those that went out before', async () => {
     let release = (): void => {};
@@ -63,7 +59,7 @@ describe('the drain', () => {
         token,
         '{ transaction(txRef: "NT-DRAIN1") { txRef } }',
       );
-      await until(() => payment.requests.length === 1);
+      await until(() => payment.requests.length === 1, 10_000);
       gateway.drain();
       release();
       const during = await pending;
