@@ -59,7 +59,11 @@ export interface Started {
   logFile: string;
   /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process has exited. */
   stop(graceMs?: number): Promise<void>;
-  /** SIGSTOP / SIGCONT: keeps an idle process (its GC threads too) off a shared core. */
+  /**
+   * SIGSTOP / SIGCONT. The tables no longer stop the systems that wait their turn: a stopped
+   * Node process measures its allocation rate over time it spent stopped, and V8 then sizes its
+   * old generation as if the process barely allocated (see {@link untilQuiet}).
+   */
   pause(): void;
   resume(): void;
 }
@@ -256,6 +260,28 @@ export function cpuSeconds(pid: number): number {
     return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
   } catch {
     return 0;
+  }
+}
+
+/**
+ * Waits until the processes `pids` are quiet: together at most one clock tick of CPU in a window
+ * of `windowMs`, for at most `maxMs`; returns their share of a core in the last window. What is
+ * left of their own run (a major collection, a memory reducer's) ends before another system is
+ * measured, and nothing stops them: a process stopped with SIGSTOP counts the time it spent
+ * stopped in its allocation rate, and V8 then keeps its old generation small (a major
+ * collection every second under load where it made one every ten).
+ */
+export async function untilQuiet(
+  pids: readonly number[],
+  { windowMs = 500, maxMs = 5_000 }: { windowMs?: number; maxMs?: number } = {},
+): Promise<number> {
+  const used = () => pids.reduce((total, pid) => total + cpuSeconds(pid), 0);
+  const until = Date.now() + maxMs;
+  for (;;) {
+    const before = used();
+    await sleep(windowMs);
+    const share = (used() - before) / (windowMs / 1000);
+    if (share * (windowMs / 1000) <= CPU_TICK_S * 1.5 || Date.now() >= until) return share;
   }
 }
 

@@ -9,8 +9,8 @@
  * bench/results/latest.json and prints markdown tables; docs/performance.md says how to read
  * them. About 19 minutes with the defaults on a 2-core machine.
  *
- * Layout on a 2-core machine: every system under test on core 0 (one at a time under load, the
- * others paused with SIGSTOP), the stub and this load generator on core 1 (taskset; unpinned
+ * Layout on a 2-core machine: every system under test on core 0 (one at a time under load, once
+ * the others are quiet), the stub and this load generator on core 1 (taskset; unpinned
  * when taskset is missing, which the output says). Every system runs on the project's Node 24
  * (the `node` devDependency) with its stdout and stderr written to a file of its own under
  * bench/results/logs/ (never a pipe read on the load generator's core). The gateway runs with
@@ -96,6 +96,7 @@ import {
   sleep,
   startNode,
   stopAllNow,
+  untilQuiet,
 } from './lib.ts';
 import {
   renderAllocations,
@@ -197,7 +198,7 @@ const START_WARMUP_S = setting(argv['start-warmup'], 'BENCH_START_WARMUP_S', 4);
  * faster minute ahead, and the same code's ratio to a peer moved by as much between two runs.
  */
 const ROUNDS = Math.max(1, Math.round(setting(argv.rounds, 'BENCH_ROUNDS', 5)));
-/** Load before each round's measurement: the system was paused while the others ran. */
+/** Load before each round's measurement: the system sat idle while the others ran. */
 const ROUND_WARMUP_S = 0.5;
 /** Rounds (both processes loaded at once) per feature and scenario in the features mode. */
 const PAIRS = setting(undefined, 'BENCH_FEATURE_PAIRS', 8);
@@ -317,6 +318,15 @@ interface TargetResult extends LoadResult {
   errorAnswers: number;
   /** The tables: req/s of each round, in the order measured (the figures are their medians). */
   roundsRps?: number[];
+  /**
+   * The CPU the other systems on core 0 used while this one was loaded (warm-up included), as a
+   * share of the core (the median of the rounds'): they wait idle, not stopped.
+   */
+  othersCpu?: number;
+  /** p99 of each round (ms), in the order measured: the table's p99 is their median. */
+  roundsP99Ms?: number[];
+  /** The slowest answer of each round (ms), in the order measured. */
+  roundsMaxMs?: number[];
 }
 
 /**
@@ -349,8 +359,11 @@ function ofRounds(rounds: TargetResult[]): TargetResult {
     maxRssMB: Math.max(...rounds.map((r) => r.maxRssMB)),
     cpu: mid((r) => r.cpu),
     stubCpu: mid((r) => r.stubCpu),
+    othersCpu: mid((r) => r.othersCpu ?? 0),
     errorAnswers: sum((r) => r.errorAnswers),
     roundsRps: rounds.map((r) => Math.round(r.rps)),
+    roundsP99Ms: rounds.map((r) => round(r.p99Ms, 1)),
+    roundsMaxMs: rounds.map((r) => round(r.maxMs, 1)),
   };
 }
 
@@ -379,9 +392,12 @@ function headersOf(given: Headers): Pick<LoadOptions, 'headers' | 'headersEach'>
 }
 
 /**
- * Warm-up, then a timed run against `target`. `idle` (the other systems on core 0) are paused
- * meanwhile, so that their leftover work (a major GC after their own run, say) cannot steal the
- * core.
+ * Warm-up, then a timed run against `target`, once `idle` (the other systems on core 0) are quiet
+ * (their leftover work, a major GC after their own run say, has ended). They are not stopped: a
+ * Node process stopped with SIGSTOP between its rounds counts the time stopped in its allocation
+ * rate, and V8 then keeps its old generation small (the gateway made a major collection every
+ * second under load instead of every ten, and its p99 doubled). What they use meanwhile is
+ * reported (`othersCpu`).
  */
 async function measure(
   target: Started,
@@ -393,12 +409,15 @@ async function measure(
   connections: number,
   timing: { warmupS: number; durationS: number } = { warmupS: WARMUP_S, durationS: DURATION_S },
 ): Promise<TargetResult> {
-  for (const other of idle) other.pause();
-  try {
-    return await timed(target, url, stub, body, headers, connections, timing);
-  } finally {
-    for (const other of idle) other.resume();
-  }
+  const pids = idle.map((other) => other.pid);
+  await untilQuiet(pids);
+  const othersCpu0 = pids.reduce((total, pid) => total + cpuSeconds(pid), 0);
+  const t0 = performance.now();
+  const result = await timed(target, url, stub, body, headers, connections, timing);
+  const othersCpu =
+    (pids.reduce((total, pid) => total + cpuSeconds(pid), 0) - othersCpu0) /
+    ((performance.now() - t0) / 1000);
+  return { ...result, othersCpu };
 }
 
 async function timed(
@@ -443,7 +462,7 @@ async function timed(
 }
 
 /**
- * {@link START_WARMUP_S}: each of `targets` in turn, the others on its core paused, loaded with
+ * {@link START_WARMUP_S}: each of `targets` in turn, once the others on its core are quiet, loaded with
  * every chosen scenario for that long at the largest connection count (nothing recorded).
  */
 async function startWarmUp(
@@ -455,21 +474,16 @@ async function startWarmUp(
   if (START_WARMUP_S <= 0) return;
   const connections = Math.max(...CONNECTION_COUNTS);
   for (const target of targets) {
-    const idle = everyone.filter((other) => other !== target);
-    for (const other of idle) other.pause();
-    try {
-      for (const scenario of CHOSEN_SCENARIOS) {
-        const path = target.name === 'reference' ? scenario.referencePath : '/graphql';
-        await load({
-          url: `http://127.0.0.1:${target.port}${path}`,
-          connections,
-          durationS: START_WARMUP_S,
-          body: scenario.body(`W${scenario.id}${auth === 'on' ? 'A' : 'N'}${target.name}`),
-          headers: headersOf(target),
-        });
-      }
-    } finally {
-      for (const other of idle) other.resume();
+    await untilQuiet(everyone.filter((other) => other !== target).map((other) => other.pid));
+    for (const scenario of CHOSEN_SCENARIOS) {
+      const path = target.name === 'reference' ? scenario.referencePath : '/graphql';
+      await load({
+        url: `http://127.0.0.1:${target.port}${path}`,
+        connections,
+        durationS: START_WARMUP_S,
+        body: scenario.body(`W${scenario.id}${auth === 'on' ? 'A' : 'N'}${target.name}`),
+        headers: headersOf(target),
+      });
     }
   }
   console.log(
@@ -523,6 +537,11 @@ function warningsOf(cell: Cell): string[] {
       );
     }
     if (r.cpu < 0.85) warnings.push(`${name}: used only ${Math.round(r.cpu * 100)} % of its core`);
+    if ((r.othersCpu ?? 0) > 0.05) {
+      warnings.push(
+        `${name}: the other systems used ${Math.round((r.othersCpu ?? 0) * 100)} % of core 0 meanwhile`,
+      );
+    }
     if (!callsExact(r, cell.expectedCalls)) {
       warnings.push(
         `${name}: ${r.upstreamCalls} upstream calls for ${r.requests} answers and ${r.sent} requests sent, expected ${cell.expectedCalls} per request`,
@@ -1392,7 +1411,7 @@ async function main(): Promise<void> {
           const result = ofRounds(measured.get(target) ?? []);
           cell.systems[target.name] = result;
           console.log(
-            `auth ${auth}, ${connections} conn., ${scenario.id}: ${target.name} ${fmt(result.rps, 0)} req/s (rounds ${result.roundsRps?.join(', ')}), p99 ${fmt(result.p99Ms, 1)} ms, ${fmt(result.maxRssMB, 0)} MB, ${fmt(result.upstreamCallsPerRequest, 2)} calls/req, ${result.errorAnswers} error answers`,
+            `auth ${auth}, ${connections} conn., ${scenario.id}: ${target.name} ${fmt(result.rps, 0)} req/s (rounds ${result.roundsRps?.join(', ')}), p99 ${fmt(result.p99Ms, 1)} ms (rounds ${result.roundsP99Ms?.join(', ')}; slowest ${result.roundsMaxMs?.join(', ')}), ${fmt(result.maxRssMB, 0)} MB, ${fmt(result.upstreamCallsPerRequest, 2)} calls/req, others on core 0 ${Math.round((result.othersCpu ?? 0) * 100)} %, ${result.errorAnswers} error answers`,
           );
         }
         cell.warnings = warningsOf(cell);
