@@ -60,9 +60,8 @@ export interface Started {
   /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process has exited. */
   stop(graceMs?: number): Promise<void>;
   /**
-   * SIGSTOP / SIGCONT. The tables no longer stop the systems that wait their turn: a stopped
-   * Node process measures its allocation rate over time it spent stopped, and V8 then sizes its
-   * old generation as if the process barely allocated (see {@link untilQuiet}).
+   * SIGSTOP / SIGCONT. The tables no longer stop the systems that wait their turn; they wait
+   * until those are quiet ({@link untilQuiet}).
    */
   pause(): void;
   resume(): void;
@@ -264,12 +263,12 @@ export function cpuSeconds(pid: number): number {
 }
 
 /**
- * Waits until the processes `pids` are quiet: together at most one clock tick of CPU in a window
- * of `windowMs`, for at most `maxMs`; returns their share of a core in the last window. What is
- * left of their own run (a major collection, a memory reducer's) ends before another system is
- * measured, and nothing stops them: a process stopped with SIGSTOP counts the time it spent
- * stopped in its allocation rate, and V8 then keeps its old generation small (a major
- * collection every second under load where it made one every ten).
+ * Waits until the processes `pids` are quiet: together at most one clock tick of CPU (and a half,
+ * for a tick that straddles the window's edge) in a window of `windowMs`, for at most `maxMs`;
+ * returns their share of a core in the last window. What is left of their own run (a major
+ * collection, say) ends before another system is measured, and nothing stops them: no server is
+ * stopped in production, and a process stopped with SIGSTOP would count the stopped time in its
+ * own clocks (V8's allocation rate, its memory reducer's timer).
  */
 export async function untilQuiet(
   pids: readonly number[],
@@ -280,8 +279,8 @@ export async function untilQuiet(
   for (;;) {
     const before = used();
     await sleep(windowMs);
-    const share = (used() - before) / (windowMs / 1000);
-    if (share * (windowMs / 1000) <= CPU_TICK_S * 1.5 || Date.now() >= until) return share;
+    const spent = used() - before;
+    if (spent <= CPU_TICK_S * 1.5 || Date.now() >= until) return spent / (windowMs / 1000);
   }
 }
 

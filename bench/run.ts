@@ -393,11 +393,8 @@ function headersOf(given: Headers): Pick<LoadOptions, 'headers' | 'headersEach'>
 
 /**
  * Warm-up, then a timed run against `target`, once `idle` (the other systems on core 0) are quiet
- * (their leftover work, a major GC after their own run say, has ended). They are not stopped: a
- * Node process stopped with SIGSTOP between its rounds counts the time stopped in its allocation
- * rate, and V8 then keeps its old generation small (the gateway made a major collection every
- * second under load instead of every ten, and its p99 doubled). What they use meanwhile is
- * reported (`othersCpu`).
+ * (their leftover work, a major GC after their own run say, has ended). They are not stopped
+ * (see {@link untilQuiet}); what they use meanwhile is reported (`othersCpu`).
  */
 async function measure(
   target: Started,
