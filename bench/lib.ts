@@ -262,6 +262,11 @@ export function cpuSeconds(pid: number): number {
   }
 }
 
+/** CPU seconds the processes `pids` have used so far together (see {@link cpuSeconds}). */
+export function cpuSecondsOfAll(pids: readonly number[]): number {
+  return pids.reduce((total, pid) => total + cpuSeconds(pid), 0);
+}
+
 /**
  * Waits until the processes `pids` are quiet: together at most one clock tick of CPU (and a half,
  * for a tick that straddles the window's edge) in a window of `windowMs`, for at most `maxMs`;
@@ -274,12 +279,11 @@ export async function untilQuiet(
   pids: readonly number[],
   { windowMs = 500, maxMs = 5_000 }: { windowMs?: number; maxMs?: number } = {},
 ): Promise<number> {
-  const used = () => pids.reduce((total, pid) => total + cpuSeconds(pid), 0);
   const until = Date.now() + maxMs;
   for (;;) {
-    const before = used();
+    const before = cpuSecondsOfAll(pids);
     await sleep(windowMs);
-    const spent = used() - before;
+    const spent = cpuSecondsOfAll(pids) - before;
     if (spent <= CPU_TICK_S * 1.5 || Date.now() >= until) return spent / (windowMs / 1000);
   }
 }

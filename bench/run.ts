@@ -74,6 +74,7 @@ import {
   benchToken,
   CPU_TICK_S,
   cpuSeconds,
+  cpuSecondsOfAll,
   GATEWAY_PORT,
   gatewayEnv,
   HAS_TASKSET,
@@ -408,12 +409,10 @@ async function measure(
 ): Promise<TargetResult> {
   const pids = idle.map((other) => other.pid);
   await untilQuiet(pids);
-  const othersCpu0 = pids.reduce((total, pid) => total + cpuSeconds(pid), 0);
+  const othersCpu0 = cpuSecondsOfAll(pids);
   const t0 = performance.now();
   const result = await timed(target, url, stub, body, headers, connections, timing);
-  const othersCpu =
-    (pids.reduce((total, pid) => total + cpuSeconds(pid), 0) - othersCpu0) /
-    ((performance.now() - t0) / 1000);
+  const othersCpu = (cpuSecondsOfAll(pids) - othersCpu0) / ((performance.now() - t0) / 1000);
   return { ...result, othersCpu };
 }
 
